@@ -1,0 +1,44 @@
+# Two commands do all the set-up on a fresh machine with Python 3.11 and pip:
+#   make test   -- unit tests and `pytest --nbval` over every chapter
+#   make book   -- the HTML site in _build/html, warnings as errors
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+# Offline data: when the shared copies of the UCI data sets sit beside the project (CI, the
+# developers' machines), the loaders' cache points there; elsewhere the loaders download and cache.
+ifneq ($(wildcard ../shared/datasets/README.md),)
+export DPLR_DATA_DIR ?= $(abspath ../shared/datasets)
+endif
+
+.PHONY: test book unit nbval notebooks clean
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found); set PYTHON=/path/to/python3.11"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[book]"
+	touch $(STAMP)
+
+test: unit nbval
+
+unit: $(STAMP)
+	$(PY) -m pytest tests
+
+nbval: $(STAMP)
+	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:randomly book
+
+book: $(STAMP)
+	rm -rf _build/html
+	$(VENV)/bin/jupyter-book build . -W -n --keep-going 2>&1 | tee _build.log
+	@mkdir -p _build && mv _build.log _build/build.log
+
+# Re-execute chapters in place (all, or NB=book/x.ipynb) and store their outputs.
+notebooks: $(STAMP)
+	$(PY) .ci/execute_notebooks.py $(NB)
+
+clean:
+	rm -rf _build $(VENV)

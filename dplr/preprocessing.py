@@ -1,0 +1,81 @@
+r"""Bringing records into the unit ball, with and without leaking privacy.
+
+Both algorithms assume :math:`\lVert x_i\rVert \le 1` (NIPS 2008, Section 2). There are two ways
+to get there:
+
+* :func:`clip_to_unit_ball` maps each row on its own: rows inside the ball are unchanged, rows
+  outside are projected radially onto its surface. The map does not look at the other records, so
+  it is a fixed per-record transformation and the privacy guarantee carries over unchanged.
+  Combine it with :func:`scale_by_public_bounds`, which divides each column by a bound that the user
+  knows *without looking at the data* (a measuring range, a documented maximum).
+* :func:`scale_by_max_norm` divides by the largest row norm *of the data*. That scale depends on
+  every record (changing one record can change it), so the model trained afterwards is no longer
+  ε-DP with respect to the original records. It warns with :class:`~dplr.validation.PrivacyLeakWarning`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from dplr.validation import check_positive_finite, warn_privacy_leak
+
+__all__ = ["clip_to_unit_ball", "scale_by_public_bounds", "scale_by_max_norm"]
+
+
+def _as_finite_matrix(X):
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D array (n, d), got shape {X.shape}.")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X contains NaN or infinite values; remove or impute them first.")
+    return X
+
+
+def clip_to_unit_ball(X, radius: float = 1.0):
+    r"""Project each row onto the ball of the given radius: :math:`x \mapsto x \min(1, r/\lVert x\rVert)`.
+
+    Data-independent: the image of a row depends on that row alone. Returns a new array.
+    """
+    radius = check_positive_finite(radius, "radius")
+    X = _as_finite_matrix(X)
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    factor = np.minimum(1.0, radius / np.maximum(norms, np.finfo(float).tiny))
+    return X * factor
+
+
+def scale_by_public_bounds(X, bounds):
+    r"""Divide column :math:`j` by ``bounds[j]``, a *public* bound on :math:`|x_{ij}|`.
+
+    The bounds must not be computed from the private data. Values beyond a bound are not altered
+    silently: they raise ``ValueError``. Follow with :func:`clip_to_unit_ball` (after dividing by
+    ``sqrt(d)`` if every row must fit without clipping).
+    """
+    X = _as_finite_matrix(X)
+    bounds = np.asarray(bounds, dtype=float)
+    if bounds.shape != (X.shape[1],) or not np.all(np.isfinite(bounds)) or np.any(bounds <= 0):
+        raise ValueError(f"bounds must be {X.shape[1]} positive finite numbers, got shape {bounds.shape}.")
+    scaled = X / bounds
+    outside = np.argwhere(np.abs(scaled) > 1)
+    if outside.size:
+        i, j = outside[0]
+        raise ValueError(
+            f"{len(outside)} values exceed their public bound (first: row {i}, column {j}, "
+            f"|{X[i, j]:.4g}| > {bounds[j]:.4g}). Fix: use a bound that really holds for every record, "
+            f"or clip the column to [-bound, bound] explicitly (np.clip) and say so."
+        )
+    return scaled
+
+
+def scale_by_max_norm(X):
+    r"""Divide every row by :math:`\max_i \lVert x_i\rVert` of *this data*. Leaks privacy: warns.
+
+    Provided because published pipelines do this (it makes every norm at most 1), so that its
+    effect can be shown; do not use it before a private release.
+    """
+    X = _as_finite_matrix(X)
+    warn_privacy_leak(
+        "scale_by_max_norm divides by the largest row norm of the data itself: that scale depends on "
+        "every record, so a model trained on the result is not ε-DP for the original records. Use "
+        "scale_by_public_bounds with data-independent bounds and clip_to_unit_ball instead."
+    )
+    largest = np.linalg.norm(X, axis=1).max(initial=0.0)
+    return X / largest if largest > 0 else X.copy()

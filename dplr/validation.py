@@ -1,0 +1,132 @@
+"""Input checks shared by the mechanisms, the solver and the estimators.
+
+Privacy code is security code: every check fails loudly with a message that names the problem and
+says how to fix it, and nothing is altered silently (NIPS 2008, Section 2 assumes every record has
+``||x_i|| <= 1``; the privacy proofs are void without it).
+"""
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+
+__all__ = [
+    "PrivacyLeakWarning",
+    "check_random_state",
+    "check_positive_finite",
+    "check_epsilon",
+    "check_lambda",
+    "check_rows_in_ball",
+    "encode_binary_labels",
+]
+
+
+class PrivacyLeakWarning(UserWarning):
+    """Emitted when an operation uses the data in a way the privacy guarantee does not cover.
+
+    Example: rescaling every row by the largest row norm *of the data*. The scale itself depends on
+    every record, so releasing a model trained on the rescaled data is no longer ε-DP.
+    """
+
+
+def check_random_state(random_state) -> np.random.Generator:
+    """Turn ``None``, an integer seed, a ``SeedSequence`` or a ``Generator`` into a ``Generator``.
+
+    There is no global random state in ``dplr``: a ``Generator`` passed in is used (and advanced)
+    as it is, so a caller can thread one stream through several draws.
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
+        if isinstance(random_state, numbers.Integral) and random_state < 0:
+            raise ValueError(f"random_state must be a non-negative integer seed, got {random_state}.")
+        return np.random.default_rng(random_state)
+    raise TypeError(
+        f"random_state must be None, a non-negative int, a numpy SeedSequence or a numpy Generator, "
+        f"got {type(random_state).__name__}. Legacy np.random.RandomState objects are not accepted: "
+        f"pass np.random.default_rng(seed) instead."
+    )
+
+
+def check_positive_finite(value, name: str) -> float:
+    """Return ``float(value)`` if it is a finite number > 0, else raise ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}.")
+    value = float(value)
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}.")
+    return value
+
+
+def check_epsilon(epsilon) -> float:
+    """Privacy parameter ε: a finite number > 0."""
+    if isinstance(epsilon, numbers.Real) and not isinstance(epsilon, bool):
+        if not np.isfinite(float(epsilon)) or float(epsilon) <= 0:
+            raise ValueError(
+                f"epsilon must be a finite number > 0, got {epsilon!r}. Smaller epsilon means stronger "
+                f"privacy; for a non-private model use dplr.StandardLR instead of an infinite epsilon."
+            )
+    return check_positive_finite(epsilon, "epsilon")
+
+
+def check_lambda(lam) -> float:
+    """Regularisation parameter λ: a finite number > 0 (the sensitivity bound 2/(nλ) needs λ > 0)."""
+    if isinstance(lam, numbers.Real) and not isinstance(lam, bool):
+        if not np.isfinite(float(lam)) or float(lam) <= 0:
+            raise ValueError(
+                f"lam (the regularisation parameter λ) must be a finite number > 0, got {lam!r}. "
+                f"Both private algorithms need the λ/2·||w||² term to be strongly convex "
+                f"(NIPS 2008, Corollary 2); try lam=0.01, the value the paper tuned."
+            )
+    return check_positive_finite(lam, "lam")
+
+
+def check_rows_in_ball(X, radius: float = 1.0, *, rtol: float = 1e-12) -> None:
+    """Raise ``ValueError`` unless every row of ``X`` has Euclidean norm at most ``radius``.
+
+    A relative slack of ``rtol`` absorbs rounding in rows that were themselves scaled to norm
+    exactly ``radius``.
+    """
+    norms = np.linalg.norm(X, axis=1)
+    too_long = np.flatnonzero(norms > radius * (1 + rtol))
+    if too_long.size:
+        raise ValueError(
+            f"{too_long.size} of {X.shape[0]} rows have Euclidean norm > {radius:g} (largest "
+            f"{norms[too_long].max():.4g}, first at row {too_long[0]}). The privacy guarantee of both "
+            f"algorithms assumes ||x_i|| <= 1 for every record (NIPS 2008, Section 2). Fix: rescale "
+            f"features with bounds that do not come from the data, then project with "
+            f"dplr.preprocessing.clip_to_unit_ball(X); or pass norm_bound=R, a public bound on the "
+            f"row norms, to the estimator."
+        )
+
+
+def encode_binary_labels(y):
+    """Map exactly two classes to {-1, +1}: ``classes_[0] -> -1``, ``classes_[1] -> +1``.
+
+    ``classes_`` is ``numpy.unique(y)``, i.e. sorted, as in scikit-learn. So labels {0, 1} map
+    0 -> -1 and 1 -> +1; {-1, +1} map to themselves; strings sort alphabetically.
+
+    Returns
+    -------
+    y_signed : ndarray of float, values in {-1, +1}
+    classes : ndarray of the two original labels
+    """
+    classes, y_index = np.unique(y, return_inverse=True)
+    if classes.size == 1:
+        raise ValueError(
+            f"Only one class is present in y ({classes[0]!r}); these classifiers need exactly 2 classes "
+            f"(1 class found). Fix: include examples of both labels."
+        )
+    if classes.size > 2:
+        raise ValueError(
+            f"Only binary classification is supported. y has {classes.size} classes "
+            f"{list(classes[:5])}{'...' if classes.size > 5 else ''}; these classifiers map two labels to "
+            f"-1/+1. Fix: reduce the task to two classes (e.g. one-vs-rest) before fitting "
+            f"classes (e.g. one-vs-rest) before fitting."
+        )
+    return np.where(y_index == 1, 1.0, -1.0), classes
+
+
+def warn_privacy_leak(message: str) -> None:
+    warnings.warn(message, PrivacyLeakWarning, stacklevel=3)
