@@ -29,7 +29,7 @@ unit: $(STAMP)
 	$(PY) -m pytest tests
 
 nbval: $(STAMP)
-	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:randomly book
+	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg book
 
 book: $(STAMP)
 	rm -rf _build/html

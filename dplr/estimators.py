@@ -93,7 +93,6 @@ class _LinearClassifierThroughOrigin(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
-        tags.non_deterministic = getattr(self, "_private", False)
         return tags
 
 
@@ -157,8 +156,6 @@ class SensitivityMethod(_LinearClassifierThroughOrigin):
         :math:`\beta = n\lambda\varepsilon/2` of the noise density that was used.
     """
 
-    _private = True
-
     def __init__(self, epsilon=0.1, lam=0.01, loss="logistic", huber_h=0.5, norm_bound=1.0, random_state=None,
                  tol=1e-8):
         self.epsilon = epsilon
@@ -207,8 +204,6 @@ class ObjectivePerturbation(_LinearClassifierThroughOrigin):
     calibration_ : dplr.algorithms.ObjectivePerturbationCalibration
         :math:`\varepsilon'`, :math:`\Delta` and :math:`\beta` used in the fit.
     """
-
-    _private = True
 
     def __init__(self, epsilon=0.1, lam=0.01, loss="logistic", huber_h=0.5, form="corrected", norm_bound=1.0,
                  random_state=None, tol=1e-8):

@@ -75,7 +75,7 @@ class HuberLoss:
     def value(self, z):
         z = np.asarray(z, dtype=float)
         h = self.h
-        quad = (1.0 + h - z) ** 2 / (4.0 * h)
+        quad = (1.0 + h - np.clip(z, 1.0 - h, 1.0 + h)) ** 2 / (4.0 * h)  # clipped: no overflow far out
         return np.where(z > 1.0 + h, 0.0, np.where(z < 1.0 - h, 1.0 - z, quad))
 
     def derivative(self, z):

@@ -5,12 +5,8 @@ the three methods keep one colour each across chapters (:data:`METHOD_COLOURS`).
 """
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg") if matplotlib.get_backend().lower() not in {"agg", "module://matplotlib_inline.backend_inline"} else None
-
-import matplotlib.pyplot as plt  # noqa: E402
-import seaborn as sns  # noqa: E402
+import matplotlib.pyplot as plt
+import seaborn as sns
 
 __all__ = ["METHOD_COLOURS", "set_book_style"]
 

@@ -1,0 +1,59 @@
+"""Losses: derivatives, the constants the proofs use, and numerical stability."""
+import warnings
+
+import numpy as np
+import pytest
+
+from dplr.losses import HuberLoss, LogisticLoss, get_loss
+
+LOSSES = [LogisticLoss(), HuberLoss(0.5), HuberLoss(0.1)]
+GRID = np.concatenate([np.linspace(-20, 20, 4001), [-1e300, -1e6, -745.0, 745.0, 1e6, 1e300]])
+
+
+@pytest.mark.parametrize("loss", LOSSES, ids=repr)
+def test_derivatives_match_finite_differences(loss):
+    z = np.linspace(-6, 6, 1201) + 0.000123  # avoid the Huber joints exactly
+    step = 1e-6
+    np.testing.assert_allclose(loss.derivative(z), (loss.value(z + step) - loss.value(z - step)) / (2 * step),
+                               atol=1e-6)
+    fd2 = (loss.derivative(z + step) - loss.derivative(z - step)) / (2 * step)
+    near_joint = isinstance(loss, HuberLoss) & (np.abs(np.abs(1 - z) - getattr(loss, "h", 0)) < 2 * step)
+    np.testing.assert_allclose(loss.second_derivative(z)[~near_joint], fd2[~near_joint], atol=1e-5)
+
+
+@pytest.mark.parametrize("loss", LOSSES, ids=repr)
+def test_constants_of_the_proofs_hold_everywhere_without_overflow(loss):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value, d1, d2 = loss.value(GRID), loss.derivative(GRID), loss.second_derivative(GRID)
+    assert np.all(np.isfinite(value)) and np.all(value >= 0)
+    assert np.all(np.abs(d1) <= loss.lipschitz)
+    assert np.all((d2 >= 0) & (d2 <= loss.curvature + 1e-15))
+    assert np.max(d2) == pytest.approx(loss.curvature)  # the bound c is tight
+
+
+def test_logistic_values_at_large_margins():
+    loss = LogisticLoss()
+    assert loss.value(1000.0) == pytest.approx(np.exp(-1000.0), abs=1e-300)
+    assert loss.value(-1000.0) == pytest.approx(1000.0)
+    assert loss.derivative(-1000.0) == -1.0 and loss.derivative(1000.0) == pytest.approx(0.0, abs=1e-300)
+    assert loss.curvature == 0.25 and loss.lipschitz == 1.0
+
+
+def test_huber_is_continuous_and_tends_to_hinge():
+    loss = HuberLoss(0.5)
+    for joint in (0.5, 1.5):
+        assert loss.value(joint - 1e-12) == pytest.approx(loss.value(joint + 1e-12), abs=1e-9)
+        assert loss.derivative(joint - 1e-12) == pytest.approx(loss.derivative(joint + 1e-12), abs=1e-9)
+    z = np.linspace(-3, 3, 601)
+    np.testing.assert_allclose(HuberLoss(1e-6).value(z), np.maximum(0, 1 - z), atol=1e-6)
+    assert HuberLoss(0.25).curvature == 2.0
+
+
+def test_get_loss():
+    assert isinstance(get_loss("logistic"), LogisticLoss)
+    assert get_loss("huber", 0.2).h == 0.2
+    with pytest.raises(ValueError, match="logistic"):
+        get_loss("hinge")
+    with pytest.raises(ValueError, match="huber_h"):
+        HuberLoss(0.0)
