@@ -33,8 +33,8 @@ nbval: $(STAMP)
 
 book: $(STAMP)
 	rm -rf _build/html
-	$(VENV)/bin/jupyter-book build . -W -n --keep-going 2>&1 | tee _build.log
-	@mkdir -p _build && mv _build.log _build/build.log
+	mkdir -p _build
+	$(VENV)/bin/jupyter-book build . -W -n --keep-going 2>&1 | tee _build/build.log
 
 # Re-execute chapters in place (all, or NB=book/x.ipynb) and store their outputs.
 notebooks: $(STAMP)
