@@ -44,6 +44,16 @@ class LogisticLoss:
         z = np.asarray(z, dtype=float)
         return expit(z) * expit(-z)
 
+    @staticmethod
+    def derivatives(z):
+        r"""First and second derivative at once, from one :math:`s = \sigma(-z) = 1/(1 + e^{z})`.
+
+        :math:`\ell' = -s`, :math:`\ell'' = s(1 - s)` (absolute error below 1e-16 where
+        :math:`\ell''` underflows). Used by the solver, which needs no loss values.
+        """
+        s = expit(-np.asarray(z, dtype=float))
+        return -s, s * (1.0 - s)
+
     def __repr__(self):
         return "LogisticLoss()"
 
@@ -86,6 +96,10 @@ class HuberLoss:
     def second_derivative(self, z):
         z = np.asarray(z, dtype=float)
         return np.where(np.abs(1.0 - z) <= self.h, 1.0 / (2.0 * self.h), 0.0)
+
+    def derivatives(self, z):
+        """First and second derivative at once (for the solver)."""
+        return self.derivative(z), self.second_derivative(z)
 
     def __repr__(self):
         return f"HuberLoss(h={self.h!r})"
