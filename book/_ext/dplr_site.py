@@ -1,0 +1,262 @@
+"""The site's own Sphinx extension (loaded through ``sphinx: local_extensions`` in ``_config.yml``).
+
+It does three things for the reader's site:
+
+1. **MathJax served from the site.** ``mathjax_path`` in ``_config.yml`` names a file under
+   ``mathjax/`` (so Sphinx links ``_static/mathjax/...``); after an HTML build this copies MathJax 3's
+   ``es5`` tree from the installed PyPI package ``django-static-mathjax`` (pinned in pyproject.toml;
+   it ships MathJax 3.2.2 under Apache-2.0 and needs no Django) into ``_build/html/_static/mathjax``,
+   with MathJax's licence. No CDN: the site typesets offline.
+2. **Notebook download + how to run it.** Every chapter whose source is a notebook gets a box under its
+   title with a direct download link to its ``.ipynb`` (Sphinx's copy in ``_sources/``) and a link to the
+   landing page's ``(how-to-run)=`` section.
+3. **Execution statistics.** The ``{dplr-exec-stats}`` directive renders a table of each chapter's
+   run time as recorded in the notebook's metadata (``metadata.dplr.execution``) by
+   ``.ci/execute_notebooks.py`` (``make notebooks``) when the stored outputs were produced. The site build
+   itself executes nothing (``execute_notebooks: off``), so myst-nb's own ``{nb-exec-table}`` would be empty.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from html import escape
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+
+logger = logging.getLogger(__name__)
+
+MATHJAX_PREFIX = "mathjax/"          # mathjax_path must start with this; files land in _static/mathjax/
+HOW_TO_RUN_LABEL = "how-to-run"      # the label of the landing page's "How to run it" section
+EXEC_METADATA_KEY = "dplr"           # notebook metadata written by .ci/execute_notebooks.py
+
+
+# --------------------------------------------------------------------------------------------------
+# 1. MathJax from the built site
+# --------------------------------------------------------------------------------------------------
+def mathjax_es5_dir() -> Path:
+    """MathJax 3's ``es5`` directory inside the installed ``django-static-mathjax`` package."""
+    try:
+        import mathjax  # the import name of the PyPI package django-static-mathjax
+    except ImportError as err:  # pragma: no cover - only without the pinned book dependencies
+        raise RuntimeError("MathJax is served from the site: install the book dependencies "
+                           "(`make book` does: pip install -e '.[book]', which pins django-static-mathjax)") from err
+    return Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
+
+
+def _copy_if_changed(src: Path, dst: Path) -> None:
+    if dst.exists():
+        s, d = src.stat(), dst.stat()
+        if s.st_size == d.st_size and int(s.st_mtime) == int(d.st_mtime):
+            return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dst)
+
+
+def copy_mathjax(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    path = app.config.mathjax_path
+    if "://" in path or not path.startswith(MATHJAX_PREFIX):
+        logger.warning(f"dplr_site: mathjax_path={path!r} is not a local {MATHJAX_PREFIX}... file; "
+                       "the site would fetch MathJax from elsewhere and not read offline")
+        return
+    es5 = mathjax_es5_dir()
+    component = path[len(MATHJAX_PREFIX):].split("?")[0]
+    if not (es5 / component).is_file():
+        logger.warning(f"dplr_site: MathJax component {component!r} not found in {es5}")
+        return
+    dest = Path(app.outdir) / "_static" / "mathjax"
+    # The entry component, plus every sub-directory it loads from on demand (fonts, TeX extensions for
+    # autoload/\require, the accessibility menu's modules and speech rules). The other combined
+    # components (tex-svg.js, mml-chtml.js, ...) are not used and not copied.
+    _copy_if_changed(es5 / component, dest / component)
+    _copy_if_changed(es5.parent / "LICENSE", dest / "LICENSE")
+    for sub in sorted(p for p in es5.iterdir() if p.is_dir()):
+        for src in sub.rglob("*"):
+            if src.is_file():
+                _copy_if_changed(src, dest / src.relative_to(es5))
+
+
+# --------------------------------------------------------------------------------------------------
+# 2. Download this notebook + how to run it
+# --------------------------------------------------------------------------------------------------
+def add_download_box(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    if doctree is None or app.builder.format != "html":
+        return
+    source = app.env.doc2path(pagename, base=False)
+    if not str(source).endswith(".ipynb"):
+        return
+    sourcename = context.get("sourcename")  # e.g. book/chapter.ipynb (html_sourcelink_suffix is "")
+    body = context.get("body", "")
+    if not sourcename or not app.config.html_copy_source or "</h1>" not in body:
+        logger.warning(f"dplr_site: cannot offer {pagename}'s notebook for download", location=pagename)
+        return
+    pathto = context["pathto"]
+    href = pathto("_sources/" + sourcename, resource=True)
+    filename = os.path.basename(sourcename)
+    labels = app.env.get_domain("std").labels
+    if HOW_TO_RUN_LABEL not in labels:
+        logger.warning(f"dplr_site: label ({HOW_TO_RUN_LABEL})= not found; the landing page should mark "
+                       "its 'How to run it' section with it", location=pagename)
+        return
+    run_doc, run_id, run_title = labels[HOW_TO_RUN_LABEL]
+    run_href = pathto(run_doc) + "#" + run_id
+    box = (
+        '<div class="admonition tip dplr-notebook-download">\n'
+        '<p class="admonition-title">Run this chapter yourself</p>\n'
+        f'<p>This chapter is a Jupyter notebook: download <a class="reference download dplr-ipynb" '
+        f'href="{escape(href)}" download="{escape(filename)}"><code>{escape(filename)}</code></a>. '
+        f'To run it locally with the book\'s pinned environment, see '
+        f'<a class="reference internal" href="{escape(run_href)}">{escape(run_title)}</a>.</p>\n'
+        '</div>\n'
+    )
+    head, tail = body.split("</h1>", 1)
+    context["body"] = head + "</h1>\n" + box + tail
+
+
+# --------------------------------------------------------------------------------------------------
+# Inline scripts written twice
+# --------------------------------------------------------------------------------------------------
+def dedupe_inline_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    """Write each inline ``<script>`` once.
+
+    Sphinx < 8.2 (jupyter-book 1 pins Sphinx 7) adds an inline script registered with
+    ``app.add_js_file(None, body=...)`` during the build twice: once with filename None, once with ''
+    (fixed upstream by sphinx-doc/sphinx#13402). sphinx-thebe's ``const THEBE_JS_URL = ...`` then throws
+    "Identifier 'THEBE_JS_URL' has already been declared" on every page. This drops the second copy.
+    """
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, unique = set(), []
+    for script in scripts:
+        attributes = getattr(script, "attributes", {})
+        key = (getattr(script, "filename", script) or "", getattr(script, "priority", None),
+               tuple(sorted(attributes.items())) if isinstance(attributes, dict) else ())
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    context["script_files"] = unique
+
+
+# --------------------------------------------------------------------------------------------------
+# 3. Execution statistics
+# --------------------------------------------------------------------------------------------------
+class exec_stats_placeholder(nodes.General, nodes.Element):
+    """Replaced by the table once every document has been read (the toctree order is known then)."""
+
+
+class ExecStatsDirective(SphinxDirective):
+    has_content = False
+
+    def run(self):
+        # Re-render this page when any notebook (and so its recorded run time) changes.
+        srcdir = Path(self.env.srcdir)
+        for nb in sorted(srcdir.glob("book/*.ipynb")):
+            self.env.note_dependency(str(nb))
+        return [exec_stats_placeholder()]
+
+
+def _toc_order(env, root: str) -> list[str]:
+    order, stack, seen = [], [root], set()
+    while stack:
+        doc = stack.pop(0)
+        if doc in seen:
+            continue
+        seen.add(doc)
+        order.append(doc)
+        stack[0:0] = env.toctree_includes.get(doc, [])
+    return order
+
+
+def read_execution_record(path: Path) -> dict | None:
+    """``metadata.dplr.execution`` of a notebook, or None when it was not recorded."""
+    with open(path, encoding="utf-8") as f:
+        meta = json.load(f).get("metadata", {})
+    record = meta.get(EXEC_METADATA_KEY, {}).get("execution")
+    return record if isinstance(record, dict) and "seconds" in record else None
+
+
+def format_seconds(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, sec = divmod(round(seconds), 60)
+    return f"{minutes} min {sec:02d} s"
+
+
+def _row(cells, header=False):
+    row = nodes.row()
+    for cell in cells:
+        entry = nodes.entry()
+        para = nodes.paragraph()
+        if isinstance(cell, nodes.Node):
+            para += cell
+        else:
+            para += nodes.Text(str(cell))
+        entry += para
+        row += entry
+    return row
+
+
+def render_exec_stats(app: Sphinx, doctree, docname: str) -> None:
+    placeholders = list(doctree.findall(exec_stats_placeholder))
+    if not placeholders:
+        return
+    env = app.env
+    headers = ["Chapter", "Run time", "Executed (UTC)", "Where"]
+    rows, total, missing = [], 0.0, []
+    for doc in _toc_order(env, app.config.root_doc):
+        path = Path(env.doc2path(doc))
+        if path.suffix != ".ipynb":
+            continue
+        link = nodes.reference("", "", internal=True, refuri=app.builder.get_relative_uri(docname, doc))
+        link += nodes.Text(env.titles[doc].astext() if doc in env.titles else doc)
+        record = read_execution_record(path)
+        if record is None:
+            missing.append(doc)
+            rows.append([link, "not recorded", "—", "—"])
+            continue
+        total += float(record["seconds"])
+        where = f"{record.get('cores', '?')} cores, Python {record.get('python', '?')}, {record.get('platform', '?')}"
+        rows.append([link, format_seconds(float(record["seconds"])), record.get("finished", "?"), where])
+    if len(rows) > len(missing):
+        rows.append([nodes.strong(text="All chapters with a record"), format_seconds(total), "", ""])
+
+    table = nodes.table(classes=["dplr-exec-stats"])
+    tgroup = nodes.tgroup(cols=len(headers))
+    table += tgroup
+    for width in (40, 15, 20, 25):
+        tgroup += nodes.colspec(colwidth=width)
+    thead = nodes.thead()
+    thead += _row(headers)
+    tgroup += thead
+    tbody = nodes.tbody()
+    for cells in rows:
+        tbody += _row(cells)
+    tgroup += tbody
+
+    result = [table]
+    if missing:
+        note = nodes.paragraph()
+        note += nodes.Text(f"{len(missing)} chapter(s) carry no record: their stored outputs were produced "
+                           "some other way (by hand in Jupyter, or before run times were recorded). ")
+        note += nodes.literal(text="make notebooks NB=book/<chapter>.ipynb")
+        note += nodes.Text(" re-executes a chapter and records its run time.")
+        result.append(note)
+    for node in placeholders:
+        node.replace_self(result)
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("build-finished", copy_mathjax)
+    app.connect("html-page-context", add_download_box)
+    app.connect("html-page-context", dedupe_inline_scripts, priority=900)  # after others add theirs
+    app.add_node(exec_stats_placeholder)
+    app.add_directive("dplr-exec-stats", ExecStatsDirective)
+    app.connect("doctree-resolved", render_exec_stats)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
