@@ -14,7 +14,7 @@ ifneq ($(wildcard ../shared/datasets/README.md),)
 export DPLR_DATA_DIR ?= $(abspath ../shared/datasets)
 endif
 
-.PHONY: test book unit nbval notebooks clean
+.PHONY: test book unit nbval notebooks site-test clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found); set PYTHON=/path/to/python3.11"; exit 1; }
@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml
 test: unit nbval
 
 unit: $(STAMP)
-	$(PY) -m pytest tests
+	$(PY) -m pytest tests --ignore=tests/browser
 
 nbval: $(STAMP)
 	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg book
@@ -35,6 +35,12 @@ book: $(STAMP)
 	rm -rf _build/html
 	mkdir -p _build
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going 2>&1 | tee _build/build.log
+
+# The built site in headless Chromium (Debian's /usr/bin/chromium: `apt-get install chromium`; .ci/run
+# installs it): console errors, math, images, references, navigation, downloads; screenshots in _build/screenshots.
+site-test: $(STAMP)
+	@test -f _build/html/index.html || { echo "no site in _build/html: run make book first"; exit 1; }
+	$(PY) -m pytest tests/browser
 
 # Re-execute chapters in place (all, or NB=book/x.ipynb) and store their outputs.
 notebooks: $(STAMP)

@@ -1,0 +1,425 @@
+"""The built site, opened page by page in headless Chromium, as a reader would see it.
+
+Run with `make site-test` after `make book` (`.ci/run` does both, and installs Debian's chromium first).
+Not part of `make unit`, which runs before the site exists.
+
+The site in _build/html is served on 127.0.0.1 (a free port) from a thread; Playwright drives Debian's
+/usr/bin/chromium (never `playwright install`). Every HTML page is opened once and inspected; the tests below
+then check, for every page:
+
+- no console errors, no uncaught exceptions, no failed or 4xx/5xx requests, and no request leaving localhost
+  (all are blocked, so the test sees the site as an offline reader does: MathJax must come from the site);
+- math typeset: MathJax (the site's copy) loaded, every math element holds MathJax output, no MathJax error,
+  and no raw `$...$`, `\\(`, `\\[` left in the prose;
+- every image loaded (naturalWidth > 0);
+- every same-site link (cross-references, {prf:ref}, {numref}, citations, navigation) points to a page that
+  exists and to an anchor on it that exists, and no cross-reference was left unresolved (`.xref` outside a link);
+- the left navigation reaches every page listed in _toc.yml, and clicking it navigates;
+- each notebook chapter offers its .ipynb for download, and the download is the notebook.
+
+Screenshots of the landing page and one chapter are saved in _build/screenshots/.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urlparse
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ROOT / "_build" / "html"
+SHOTS = ROOT / "_build" / "screenshots"
+CHROMIUM = os.environ.get("DPLR_CHROMIUM", "/usr/bin/chromium")
+# Flags that let Debian's Chromium run headless here as root with no network: without the background
+# networking flags it keeps trying (and failing) to reach Google's services. Playwright adds --headless and
+# gives every launch a fresh temporary --user-data-dir itself.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+PAGE_TIMEOUT_MS = 20_000     # bound on every navigation and wait
+MATHJAX_TIMEOUT_MS = 20_000  # bound on MathJax's first typesetting of a page
+SKIP_DIRS = {"_static", "_sources", "_images", "_sphinx_design_static", "_panels_static"}
+
+
+# --------------------------------------------------------------------------------------------------
+# What the book says it contains
+# --------------------------------------------------------------------------------------------------
+def toc_docs() -> list[str]:
+    """Every document of _toc.yml, root first, as docnames (paths without suffix)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    docs = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                docs.append(re.sub(r"\.(md|ipynb)$", "", entry["file"]))
+            for key in ("chapters", "sections", "parts"):
+                walk(entry.get(key))
+
+    walk(toc.get("parts"))
+    walk(toc.get("chapters"))
+    return docs
+
+
+def doc_source(doc: str) -> Path | None:
+    for suffix in (".ipynb", ".md"):
+        if (ROOT / (doc + suffix)).exists():
+            return ROOT / (doc + suffix)
+    return None
+
+
+class _Ids(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name == "id" and value:
+                self.ids.add(value)
+
+
+@functools.lru_cache(maxsize=None)
+def ids_of(path: Path) -> frozenset[str]:
+    parser = _Ids()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return frozenset(parser.ids)
+
+
+# --------------------------------------------------------------------------------------------------
+# Serving the site and opening every page
+# --------------------------------------------------------------------------------------------------
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@dataclass
+class PageReport:
+    path: str
+    console_errors: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+    external_requests: list[str] = field(default_factory=list)
+    dom: dict = field(default_factory=dict)
+
+
+# Runs in the page once it has loaded: waits (bounded) for MathJax and the images, then reports.
+INSPECT_JS = r"""
+async (timeoutMs) => {
+  const withTimeout = (p, what) => Promise.race([p, new Promise((_, reject) =>
+      setTimeout(() => reject(new Error(what + ' did not finish in ' + timeoutMs + ' ms')), timeoutMs))]);
+  const out = {errors: []};
+  const mathNodes = Array.from(document.querySelectorAll('.math'));
+  const mjScript = Array.from(document.scripts).find(s => /mathjax/i.test(s.src || ''));
+  out.mathjaxSrc = mjScript ? mjScript.src : null;
+  out.mathjaxVersion = (window.MathJax && window.MathJax.version) || null;
+  if (out.mathjaxSrc) {
+    if (!out.mathjaxVersion || !window.MathJax.startup) {
+      out.errors.push('MathJax script present but MathJax did not load');
+    } else {
+      try { await withTimeout(window.MathJax.startup.promise, 'MathJax typesetting'); }
+      catch (e) { out.errors.push(String(e)); }
+    }
+  }
+  out.mathCount = mathNodes.length;
+  out.mjxCount = document.querySelectorAll('mjx-container').length;
+  out.untypeset = mathNodes.filter(n => !n.querySelector('mjx-container'))
+                           .map(n => n.textContent.trim().slice(0, 80));
+  // TeX errors: MathJax shows them as merror, and undefined macros (its noundefined extension) in red.
+  out.mathErrors = [];
+  if (out.mathjaxVersion && window.MathJax.startup && window.MathJax.startup.document) {
+    for (const item of window.MathJax.startup.document.math) {
+      const mml = window.MathJax.startup.toMML(item.root);
+      if (/<merror|mathcolor="red"/.test(mml)) out.mathErrors.push(String(item.math).slice(0, 120));
+    }
+  }
+  // Raw TeX left in the prose: text outside code, scripts and MathJax output.
+  const skip = 'pre, code, script, style, textarea, mjx-container, .highlight, .math';
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const raw = [];
+  const rawTex = /\$[^$\s][^$]*\$|\\\(|\\\)|\\\[|\\\]|\\begin\{/;
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (!parent || parent.closest(skip)) continue;
+    if (rawTex.test(node.textContent)) raw.push(node.textContent.trim().slice(0, 120));
+  }
+  out.rawMath = raw;
+  // Images: make lazy ones load, then wait (bounded) for all to settle.
+  const imgs = Array.from(document.images);
+  imgs.forEach(img => { img.loading = 'eager'; });
+  try {
+    await withTimeout(Promise.all(imgs.map(img => img.complete ? null :
+        new Promise(r => { img.addEventListener('load', r); img.addEventListener('error', r); }))), 'images');
+  } catch (e) { out.errors.push(String(e)); }
+  // Web fonts (MathJax's among them) finish loading before the page is left, and none failed.
+  try { await withTimeout(document.fonts.ready, 'fonts'); } catch (e) { out.errors.push(String(e)); }
+  document.fonts.forEach(f => { if (f.status === 'error') out.errors.push('font failed: ' + f.family); });
+  out.images = imgs.length;
+  out.brokenImages = imgs.filter(img => !(img.complete && img.naturalWidth > 0))
+                         .map(img => img.getAttribute('src'));
+  // Links and cross-references.
+  out.links = Array.from(document.querySelectorAll('a[href]'))
+                   .filter(a => a.getAttribute('href') !== '#' && !a.getAttribute('href').startsWith('javascript:'))
+                   .map(a => ({href: a.href, text: a.textContent.trim().slice(0, 60),
+                               cls: a.className, internal: a.matches('a.reference.internal')}));
+  out.unresolved = Array.from(document.querySelectorAll('.xref'))
+                        .filter(n => !n.closest('a')).map(n => n.textContent.trim().slice(0, 80));
+  out.questionMarks = Array.from(document.querySelectorAll('a.reference'))
+                           .filter(a => a.textContent.includes('??')).map(a => a.getAttribute('href'));
+  out.nav = Array.from(document.querySelectorAll('nav.bd-docs-nav a[href]')).map(a => a.href);
+  out.downloads = Array.from(document.querySelectorAll('a.dplr-ipynb, a.btn-download-source-button'))
+                       .map(a => ({href: a.href, cls: a.className, download: a.getAttribute('download')}));
+  out.title = document.title;
+  return out;
+}
+"""
+
+
+def site_pages() -> list[str]:
+    pages = []
+    for path in sorted(SITE.rglob("*.html")):
+        rel = path.relative_to(SITE)
+        if rel.parts[0] in SKIP_DIRS or rel.as_posix() == "index.html":  # index.html only redirects
+            continue
+        pages.append(rel.as_posix())
+    return pages
+
+
+@pytest.fixture(scope="module")
+def site():
+    if not (SITE / "index.html").is_file():
+        pytest.fail(f"no built site in {SITE}: run `make book` first")
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        pytest.fail(f"{CHROMIUM} not found: install Debian's chromium (`apt-get install chromium`; .ci/run does)")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(SITE)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def crawl(site):
+    """Open every page of the site once; return {page path: PageReport}, plus the landing-page click check."""
+    from playwright.sync_api import sync_playwright
+
+    origin = site.rstrip("/")
+    reports: dict[str, PageReport] = {}
+    current: list[PageReport] = []
+
+    def route(route):
+        url = route.request.url
+        if url.startswith(origin + "/"):
+            route.continue_()
+        else:
+            if current:
+                current[-1].external_requests.append(url)
+            route.abort()
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+                                     timeout=PAGE_TIMEOUT_MS)
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            context.set_default_timeout(PAGE_TIMEOUT_MS)
+            context.set_default_navigation_timeout(PAGE_TIMEOUT_MS)
+            context.route("**/*", route)
+            page = context.new_page()
+            page.on("console", lambda msg: current and msg.type == "error"
+                    and current[-1].console_errors.append(f"{msg.text} ({msg.location.get('url', '')})"))
+            page.on("pageerror", lambda err: current and current[-1].console_errors.append(f"uncaught: {err}"))
+            page.on("requestfailed", lambda req: current and req.url.startswith(origin)
+                    and current[-1].failed_requests.append(f"{req.url}: {req.failure}"))
+            page.on("response", lambda resp: current and resp.status >= 400
+                    and current[-1].failed_requests.append(f"{resp.url}: HTTP {resp.status}"))
+
+            for rel in site_pages():
+                report = PageReport(rel)
+                current.append(report)
+                page.goto(site + rel, wait_until="load")
+                report.dom = page.evaluate(INSPECT_JS, MATHJAX_TIMEOUT_MS)
+                # Let late requests (fonts, lazy scripts) finish here, so none is cut off, or blamed on
+                # the next page, by leaving.
+                page.wait_for_load_state("networkidle")
+                reports[rel] = report
+
+            # The redirect at the site's root leads to the landing page.
+            root_doc = toc_docs()[0] + ".html"
+            current.append(PageReport("index.html"))
+            page.goto(site + "index.html", wait_until="load")
+            page.wait_for_url(site + root_doc)
+            reports["index.html"] = current[-1]
+            # Pages opened again below (screenshots, the click) were checked above; their events go here.
+            current.append(PageReport("__revisits__"))
+
+            # Screenshots: the landing page, and the first notebook chapter (top, and its first figure).
+            page.goto(site + root_doc, wait_until="load")
+            page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+            page.screenshot(path=str(SHOTS / "landing.png"), full_page=True)
+            chapter = next((d for d in toc_docs()[1:] if (s := doc_source(d)) and s.suffix == ".ipynb"), None)
+            if chapter:
+                page.goto(site + chapter + ".html", wait_until="load")
+                page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+                page.screenshot(path=str(SHOTS / "chapter.png"))
+                figure = page.locator("article img").first
+                if figure.count():
+                    figure.scroll_into_view_if_needed()
+                    page.screenshot(path=str(SHOTS / "chapter-figure.png"))
+
+            # Clicking the navigation moves to the chapter it names.
+            page.goto(site + root_doc, wait_until="load")
+            first_chapter = toc_docs()[1] + ".html"
+            link = page.locator(f'nav.bd-docs-nav a[href$="{Path(first_chapter).name}"]').first
+            link.click()
+            page.wait_for_url(site + first_chapter)
+            reports["__click__"] = PageReport("__click__", dom={"url": page.url})
+            context.close()
+        finally:
+            browser.close()
+    reports["__seconds__"] = PageReport("__seconds__", dom={"seconds": time.monotonic() - started})
+    return reports
+
+
+def pages(crawl):
+    return {k: v for k, v in crawl.items() if not k.startswith("__")}
+
+
+def site_path(url: str, base: str) -> str | None:
+    """The site-relative file path of a same-site URL, or None for other URLs."""
+    if not url.startswith(base):
+        return None
+    path = unquote(urlparse(url).path).lstrip("/")
+    return path + "index.html" if path.endswith("/") or not path else path
+
+
+# --------------------------------------------------------------------------------------------------
+# The checks
+# --------------------------------------------------------------------------------------------------
+def test_every_page_was_opened(crawl):
+    opened = set(pages(crawl))
+    expected = {d + ".html" for d in toc_docs()}
+    assert expected <= opened, f"pages of _toc.yml missing from the site: {sorted(expected - opened)}"
+    assert crawl["__seconds__"].dom["seconds"] < 110, "the browser test should stay under two minutes"
+
+
+def test_no_console_errors_or_failed_requests(crawl):
+    problems = {p: r.console_errors + r.failed_requests for p, r in pages(crawl).items()
+                if r.console_errors or r.failed_requests}
+    assert not problems, json.dumps(problems, indent=1)
+
+
+def test_every_page_finishes_loading(crawl):
+    """MathJax loads and typesets, images and web fonts settle, all within the bounds (no font failed)."""
+    problems = {p: r.dom["errors"] for p, r in pages(crawl).items() if r.dom and r.dom["errors"]}
+    assert not problems, json.dumps(problems, indent=1)
+
+
+def test_nothing_is_fetched_from_outside_the_site(crawl):
+    external = {p: r.external_requests for p, r in pages(crawl).items() if r.external_requests}
+    assert not external, "the site must read offline; these pages reach outside it:\n" + json.dumps(external, indent=1)
+
+
+def test_math_is_typeset_by_the_sites_own_mathjax(crawl, site):
+    problems, math_pages = {}, 0
+    for path, report in pages(crawl).items():
+        dom = report.dom
+        if not dom:
+            continue
+        issues = []
+        if dom["mathCount"]:
+            math_pages += 1
+            if not (dom["mathjaxSrc"] or "").startswith(site + "_static/mathjax/"):
+                issues.append(f"MathJax not served by the site: {dom['mathjaxSrc']}")
+            if dom["mjxCount"] == 0:
+                issues.append("no MathJax output (mjx-container)")
+        for key, what in (("untypeset", "math left untypeset"), ("mathErrors", "MathJax errors"),
+                          ("rawMath", "raw TeX in the text")):
+            if dom[key]:
+                issues.append(f"{what}: {dom[key][:5]}")
+        if issues:
+            problems[path] = issues
+    assert not problems, json.dumps(problems, indent=1)
+    assert math_pages >= 1, "no page has math: the MathJax check checked nothing"
+
+
+def test_every_image_loads(crawl):
+    broken = {p: r.dom["brokenImages"] for p, r in pages(crawl).items() if r.dom and r.dom["brokenImages"]}
+    assert not broken, json.dumps(broken, indent=1)
+
+
+def test_every_reference_resolves(crawl, site):
+    problems: dict[str, list[str]] = {}
+    for path, report in pages(crawl).items():
+        dom = report.dom
+        if not dom:
+            continue
+        issues = [f"unresolved cross-reference: {t!r}" for t in dom["unresolved"]]
+        issues += [f"link text '??' (unnumbered target): {h}" for h in dom["questionMarks"]]
+        for link in dom["links"]:
+            target = site_path(link["href"], site)
+            if target is None:
+                if link["internal"]:
+                    issues.append(f"internal reference leaves the site: {link['href']}")
+                continue
+            file = SITE / target
+            if not file.is_file():
+                issues.append(f"link to a missing page: {link['href']} ({link['text']!r})")
+                continue
+            fragment = unquote(urldefrag(link["href"]).fragment)
+            if fragment and file.suffix == ".html" and fragment not in ids_of(file):
+                issues.append(f"link to a missing anchor: {link['href']} ({link['text']!r})")
+        if issues:
+            problems[path] = sorted(set(issues))
+    assert not problems, json.dumps(problems, indent=1)
+
+
+def test_navigation_reaches_every_chapter(crawl, site):
+    expected = {d + ".html" for d in toc_docs()}
+    problems = {}
+    for path, report in pages(crawl).items():
+        if not report.dom or path.rsplit(".", 1)[0] not in toc_docs():
+            continue
+        reached = {site_path(u, site) for u in report.dom["nav"]}
+        if path == toc_docs()[0] + ".html":
+            reached.add(path)  # the landing page need not link to itself
+        if not expected <= reached:
+            problems[path] = sorted(expected - reached)
+    assert not problems, f"the left navigation misses pages of _toc.yml: {problems}"
+    assert crawl["__click__"].dom["url"] == site + toc_docs()[1] + ".html"
+
+
+def test_each_notebook_chapter_offers_its_notebook(crawl, site):
+    notebooks = [d for d in toc_docs() if (s := doc_source(d)) and s.suffix == ".ipynb"]
+    assert notebooks, "no notebook chapter in _toc.yml"
+    for doc in notebooks:
+        dom = crawl[doc + ".html"].dom
+        box = [d for d in dom["downloads"] if "dplr-ipynb" in d["cls"]]
+        button = [d for d in dom["downloads"] if "btn-download-source-button" in d["cls"]]
+        name = Path(doc).name + ".ipynb"
+        assert box and box[0]["download"] == name, f"{doc}: no download link for {name} under the title"
+        assert button, f"{doc}: the theme's download button (.ipynb) is missing"
+        for link in box + button:
+            target = SITE / site_path(link["href"], site)
+            assert target.suffix == ".ipynb" and target.is_file(), f"{doc}: {link['href']} is not a notebook"
+            assert json.loads(target.read_text())["cells"] == json.loads(doc_source(doc).read_text())["cells"], \
+                f"{doc}: the downloadable notebook differs from book/{name}"
+
+
+def test_screenshots_saved(crawl):
+    for name in ("landing.png", "chapter.png"):
+        shot = SHOTS / name
+        assert shot.is_file() and shot.stat().st_size > 10_000, f"screenshot {shot} missing or empty"
