@@ -1,0 +1,466 @@
+r"""Adversarial search for neighbouring data sets that move the regularised ERM minimiser the most.
+
+Corollary 2 of Chaudhuri & Monteleoni (NIPS 2008, Section 3) bounds the L2 sensitivity of
+
+.. math::
+
+    w^*(D) = \arg\min_w \frac{\lambda}{2}\lVert w\rVert^2 + \frac1n\sum_{i=1}^n \ell(y_i w^\top x_i)
+
+by :math:`2/(n\lambda)` when :math:`\lVert x_i\rVert \le 1` and :math:`|\ell'| \le 1`. The bound is a
+supremum over *all* neighbouring pairs; random pairs fall far short of it. This module searches for
+the worst pairs directly: it maximises :math:`\lVert w^*(D) - w^*(D')\rVert` over every record of
+:math:`D = S \cup \{u\}` and :math:`D' = S \cup \{u'\}` (shared records :math:`S` and the replaced
+record, each :math:`u_i = y_i x_i` in the unit ball) by projected gradient ascent, with the gradient
+of the minimiser from the implicit function theorem:
+
+.. math::
+
+    \frac{\partial w^*}{\partial u_i} = -H^{-1}\,\frac{1}{n}\Big(\ell'(u_i^\top w^*) I
+        + \ell''(u_i^\top w^*)\, w^* u_i^\top\Big), \qquad
+    H = \lambda I + \frac1n \sum_i \ell''(u_i^\top w^*)\, u_i u_i^\top .
+
+For the pair it finds, :func:`gap_factors` splits the ratio to the bound exactly into a *gradient
+factor* and a *curvature factor* (see its docstring), which is how the theory chapter explains the gap.
+
+The L1-regularised variant (:func:`l1_logistic_regression`, :func:`l1_sensitivity_search`) checks the
+thesis of Veldhuizen (2020, Section 4.1.2), which pairs a Lasso penalty with the :math:`2/(n\lambda)`
+bound: without strong convexity the minimiser can jump much further.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize
+
+from dplr.algorithms import sensitivity_bound, standard_erm
+from dplr.losses import get_loss
+from dplr.privacy_loss import NeighbouringPair
+from dplr.validation import check_lambda, check_random_state, check_rows_in_ball
+
+__all__ = [
+    "SensitivitySearchResult",
+    "GapFactors",
+    "neighbour_distance",
+    "random_neighbour_distances",
+    "adversarial_sensitivity_search",
+    "anchored_pair",
+    "anchored_sensitivity_search",
+    "gap_factors",
+    "l1_logistic_regression",
+    "l1_kkt_violation",
+    "l1_neighbour_distance",
+    "l1_tie_breaking_pair",
+    "l1_sensitivity_search",
+]
+
+
+def neighbour_distance(pair: NeighbouringPair, lam, loss="logistic", huber_h=0.5) -> float:
+    r""":math:`\lVert w^*(D) - w^*(D')\rVert` for L2-regularised ERM, solved with :mod:`dplr.solver`."""
+    loss = get_loss(loss, huber_h)
+    w = standard_erm(pair.X, pair.y, lam, loss, tol=1e-12)
+    w_prime = standard_erm(pair.X_prime, pair.y_prime, lam, loss, tol=1e-12)
+    return float(np.linalg.norm(w - w_prime))
+
+
+def random_neighbour_distances(X, y, lam, n_pairs, loss="logistic", huber_h=0.5, random_state=None):
+    r"""Distances :math:`\lVert w^*(D) - w^*(D')\rVert` for ``n_pairs`` random neighbours of ``(X, y)``.
+
+    Each neighbour replaces one uniformly chosen record by a point drawn uniformly on the unit sphere
+    with a random label: the "random ones" the adversarial search is compared with.
+    """
+    rng = check_random_state(random_state)
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    n, d = X.shape
+    out = np.empty(n_pairs)
+    for j in range(n_pairs):
+        i = rng.integers(n)
+        x_new = rng.standard_normal(d)
+        x_new /= np.linalg.norm(x_new)
+        X2, y2 = X.copy(), y.copy()
+        X2[i], y2[i] = x_new, rng.choice([-1.0, 1.0])
+        out[j] = neighbour_distance(NeighbouringPair(X, y, X2, y2), lam, loss, huber_h)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Batched Newton over many data sets (one per restart and per side of the pair)
+# ----------------------------------------------------------------------------------------------
+def _objective(W, U, lam, loss, omega):
+    return 0.5 * lam * np.einsum("kd,kd->k", W, W) + loss.value(np.einsum("knd,kd->kn", U, W)) @ omega
+
+
+def _hessian(W, U, lam, loss, omega):
+    k, n, d = U.shape
+    S = loss.second_derivative(np.einsum("knd,kd->kn", U, W)) * omega
+    H = np.einsum("kn,kni,knj->kij", S, U, U)
+    H[:, np.arange(d), np.arange(d)] += lam
+    return H
+
+
+def _solve_batch(U, lam, loss, W0, omega=None, tol=1e-12, max_iter=60):
+    """Minimise lam/2 |w|^2 + sum_i omega_i loss(u_i.w) for each data set U[k] (Newton + Armijo).
+
+    ``omega`` (weights summing to 1) defaults to 1/n each: the paper's average loss. Weights let a
+    block of identical records be stored once.
+    """
+    k, n, d = U.shape
+    omega = np.full(n, 1.0 / n) if omega is None else np.asarray(omega, dtype=float)
+    W = W0.copy()
+    for _ in range(max_iter):
+        G = lam * W + np.einsum("kn,knd->kd", loss.derivative(np.einsum("knd,kd->kn", U, W)) * omega, U)
+        if np.max(np.linalg.norm(G, axis=1)) <= tol:
+            break
+        P = -np.linalg.solve(_hessian(W, U, lam, loss, omega), G[:, :, None])[:, :, 0]
+        F0 = _objective(W, U, lam, loss, omega)
+        slope = np.einsum("kd,kd->k", G, P)
+        step = np.ones(k)
+        for _ in range(40):
+            F = _objective(W + step[:, None] * P, U, lam, loss, omega)
+            ok = F <= F0 + 1e-4 * step * slope + 1e-14 * np.maximum(np.abs(F0), 1.0)
+            if ok.all():
+                break
+            step = np.where(ok, step, 0.5 * step)
+        W = W + step[:, None] * P
+    return W
+
+
+def _project_rows(P):
+    norms = np.linalg.norm(P, axis=-1, keepdims=True)
+    return P / np.maximum(norms, 1.0)
+
+
+def _distance_and_gradient(shared, u, u_prime, W1, W2, lam, loss):
+    """Solve both sides, return distances, gradients wrt (shared, u, u_prime) and the new minimisers."""
+    k, m, d = shared.shape
+    n = m + 1
+    U1 = np.concatenate([shared, u[:, None, :]], axis=1)
+    U2 = np.concatenate([shared, u_prime[:, None, :]], axis=1)
+    W1 = _solve_batch(U1, lam, loss, W1)
+    W2 = _solve_batch(U2, lam, loss, W2)
+    R = W1 - W2
+    omega = np.full(n, 1.0 / n)
+    V1 = np.linalg.solve(_hessian(W1, U1, lam, loss, omega), R[:, :, None])[:, :, 0]
+    V2 = np.linalg.solve(_hessian(W2, U2, lam, loss, omega), R[:, :, None])[:, :, 0]
+
+    def part(U, W, V):  # rows: l'(z_i) v + l''(z_i) (v.u_i) w, divided by n
+        Z = np.einsum("knd,kd->kn", U, W)
+        return (loss.derivative(Z)[:, :, None] * V[:, None, :]
+                + (loss.second_derivative(Z) * np.einsum("knd,kd->kn", U, V))[:, :, None] * W[:, None, :]) / n
+
+    G1, G2 = -part(U1, W1, V1), part(U2, W2, V2)  # gradients of |r|^2 / 2
+    grad_shared = G1[:, :m] + G2[:, :m]
+    return np.linalg.norm(R, axis=1), grad_shared, G1[:, m], G2[:, m], W1, W2
+
+
+@dataclass(frozen=True)
+class GapFactors:
+    r"""Exact split of :math:`\lVert w_1 - w_2\rVert / (2/(n\lambda))` for one pair (see :func:`gap_factors`)."""
+
+    ratio: float
+    gradient_factor: float
+    curvature_factor: float
+
+
+def gap_factors(pair: NeighbouringPair, lam, loss="logistic", huber_h=0.5, n_nodes=32) -> GapFactors:
+    r"""Why a pair falls short of :math:`2/(n\lambda)`: ``ratio = gradient_factor * curvature_factor``.
+
+    With :math:`F_1` the objective on :math:`D`, :math:`w_1, w_2` the two minimisers and
+    :math:`\bar H = \int_0^1 \nabla^2 F_1(w_2 + t(w_1 - w_2))\,dt` (Gauss–Legendre, ``n_nodes``),
+    the optimality conditions give exactly :math:`\bar H (w_1 - w_2) = \Delta g / n` with
+    :math:`\Delta g = \ell'(u'^\top w_2)u' - \ell'(u^\top w_2)u` (the two replaced records' gradients at
+    :math:`w_2`). Hence
+
+    * ``gradient_factor`` :math:`= \lVert\Delta g\rVert / 2 \le 1` — Corollary 2 assumes both records
+      have the largest possible gradient, in opposite directions;
+    * ``curvature_factor`` :math:`= \lambda\lVert\bar H^{-1}\Delta g\rVert / \lVert\Delta g\rVert \le 1` —
+      Lemma 1 uses only :math:`G_2 \ge \lambda`, ignoring the curvature the loss adds.
+
+    Requires the pair to differ in exactly its last row (as built by
+    :meth:`NeighbouringPair.from_records`).
+    """
+    loss = get_loss(loss, huber_h)
+    w1 = standard_erm(pair.X, pair.y, lam, loss, tol=1e-12)
+    w2 = standard_erm(pair.X_prime, pair.y_prime, lam, loss, tol=1e-12)
+    U1 = pair.X * pair.y[:, None]
+    u, u_prime = U1[-1], pair.X_prime[-1] * pair.y_prime[-1]
+    n, d = U1.shape
+    dg = loss.derivative(u_prime @ w2) * u_prime - loss.derivative(u @ w2) * u
+    nodes, weights = np.polynomial.legendre.leggauss(n_nodes)
+    ts = (nodes + 1) / 2
+    H = np.zeros((d, d))
+    for t, wt in zip(ts, weights / 2):
+        w = w2 + t * (w1 - w2)
+        s = loss.second_derivative(U1 @ w)
+        H += wt * ((U1 * s[:, None]).T @ U1 / n + lam * np.eye(d))
+    dg_norm = np.linalg.norm(dg)
+    ratio = np.linalg.norm(w1 - w2) / sensitivity_bound(n, lam)
+    if dg_norm == 0:
+        return GapFactors(float(ratio), 0.0, 1.0)
+    curvature = lam * np.linalg.norm(np.linalg.solve(H, dg)) / dg_norm
+    return GapFactors(float(ratio), float(dg_norm / 2), float(curvature))
+
+
+@dataclass(frozen=True)
+class SensitivitySearchResult:
+    r"""The worst neighbouring pair found and how it compares with :math:`2/(n\lambda)`.
+
+    ``distance`` is recomputed for ``pair`` with the library solver (:func:`neighbour_distance`),
+    independently of the search's own Newton iterations; ``ratio = distance / bound``.
+    ``history`` holds the best distance after each ascent step (over all restarts).
+    """
+
+    distance: float
+    bound: float
+    ratio: float
+    pair: NeighbouringPair
+    factors: GapFactors
+    history: np.ndarray
+
+
+def _random_ball(rng, shape):
+    d = shape[-1]
+    p = rng.standard_normal(shape)
+    p /= np.linalg.norm(p, axis=-1, keepdims=True)
+    return p * rng.random(shape[:-1] + (1,)) ** (1.0 / d)
+
+
+def adversarial_sensitivity_search(n, d, lam, loss="logistic", huber_h=0.5, X_shared=None, y_shared=None,
+                                   n_restarts=8, n_steps=250, step_size=(0.3, 0.003),
+                                   random_state=None) -> SensitivitySearchResult:
+    r"""Maximise :math:`\lVert w^*(D) - w^*(D')\rVert` over neighbouring data sets of size ``n`` in ``d`` dimensions.
+
+    Projected gradient ascent on all records (or, if ``X_shared``/``y_shared`` are given, on the
+    replaced record only, keeping those ``n - 1`` shared records fixed), with exact implicit
+    gradients, ``n_restarts`` random starts (records uniform in the unit ball; ``random_state``) plus
+    one structured start (shared records at the origin, :math:`u = e_1`, :math:`u' = -e_1`). Steps
+    move every record by at most ``step`` (geometric schedule between the two ``step_size`` values),
+    then project onto the unit ball. Returns the best pair met along the way.
+    """
+    lam = check_lambda(lam)
+    loss = get_loss(loss, huber_h)
+    rng = check_random_state(random_state)
+    if isinstance(n, bool) or int(n) != n or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}.")
+    n, m = int(n), int(n) - 1
+    k = n_restarts + 1
+    fixed = X_shared is not None
+    if fixed:
+        X_shared = np.asarray(X_shared, dtype=float).reshape(m, d)
+        check_rows_in_ball(X_shared)
+        U_fixed = X_shared * np.asarray(y_shared, dtype=float).reshape(m)[:, None]
+        shared = np.broadcast_to(U_fixed, (k, m, d)).copy()
+    else:
+        shared = _random_ball(rng, (k, m, d))
+        shared[0] = 0.0
+    u, u_prime = _random_ball(rng, (k, d)), _random_ball(rng, (k, d))
+    u[0], u_prime[0] = np.eye(d)[0], -np.eye(d)[0]
+
+    W1, W2 = np.zeros((k, d)), np.zeros((k, d))
+    best_val, best = -np.inf, None
+    history = np.empty(n_steps + 1)
+    steps = np.geomspace(step_size[0], step_size[1], n_steps)
+    for it in range(n_steps + 1):
+        dist, g_shared, g_u, g_up, W1, W2 = _distance_and_gradient(shared, u, u_prime, W1, W2, lam, loss)
+        j = int(np.argmax(dist))
+        if dist[j] > best_val:
+            best_val, best = dist[j], (shared[j].copy(), u[j].copy(), u_prime[j].copy())
+        history[it] = best_val
+        if it == n_steps:
+            break
+        scale = np.maximum(np.linalg.norm(g_u, axis=1), np.linalg.norm(g_up, axis=1))
+        if not fixed and m:
+            scale = np.maximum(scale, np.linalg.norm(g_shared, axis=2).max(axis=1))
+        scale = steps[it] / np.maximum(scale, 1e-300)
+        u = _project_rows(u + scale[:, None] * g_u)
+        u_prime = _project_rows(u_prime + scale[:, None] * g_up)
+        if not fixed and m:
+            shared = _project_rows(shared + scale[:, None, None] * g_shared)
+
+    s, a, a_prime = best
+    pair = NeighbouringPair.from_records(s, np.ones(m), a, 1.0, a_prime, 1.0)
+    distance = neighbour_distance(pair, lam, loss)
+    bound = sensitivity_bound(n, lam, loss.lipschitz)
+    return SensitivitySearchResult(distance, bound, distance / bound, pair, gap_factors(pair, lam, loss), history)
+
+
+def anchored_pair(n, anchor_radius, record, record_prime) -> NeighbouringPair:
+    r"""The pair whose ``n - 1`` shared records all equal :math:`(\rho, 0, \dots, 0)` ("the anchor").
+
+    ``anchor_radius`` :math:`\rho \in [0, 1]`; ``record`` and ``record_prime`` are :math:`u = yx` of the
+    replaced record in :math:`D` and :math:`D'` (stored with label +1).
+    """
+    record = np.asarray(record, dtype=float)
+    anchor = np.zeros(record.shape[0])
+    anchor[0] = anchor_radius
+    return NeighbouringPair.from_records(np.tile(anchor, (n - 1, 1)), np.ones(n - 1), record, 1.0,
+                                         np.asarray(record_prime, dtype=float), 1.0)
+
+
+def anchored_sensitivity_search(n, lam, loss="logistic", huber_h=0.5, d=2, start_angles=(1.2, 1.45),
+                                max_evals=500) -> SensitivitySearchResult:
+    r"""Maximise :math:`\lVert w^*(D) - w^*(D')\rVert` over :func:`anchored_pair` (any ``n``, cheaply).
+
+    The structure comes from :func:`adversarial_sensitivity_search`: its worst pairs put every shared
+    record at one short vector. Such an anchor of radius :math:`\rho` pulls :math:`w^*` along
+    :math:`e_1` with force about :math:`\rho/2` but adds curvature only about :math:`\rho^2/4`; a weak
+    regulariser then lets :math:`w^*` travel far enough that both versions of the replaced record are
+    badly misclassified, which is what the bound :math:`2/(n\lambda)` assumes. Because the shared records
+    are identical the objective is stored with two weighted rows, so the cost does not grow with
+    ``n``. Nelder–Mead over :math:`(\log\rho, u, u')` from symmetric starts :math:`u, u' = (-\cos a,
+    \pm\sin a)`, one per angle in ``start_angles``; deterministic. The distance of the returned pair is
+    recomputed with the library solver on all ``n`` rows.
+    """
+    lam = check_lambda(lam)
+    loss = get_loss(loss, huber_h)
+    if isinstance(n, bool) or int(n) != n or n < 2:
+        raise ValueError(f"n must be an integer >= 2 (an anchor needs shared records), got {n!r}.")
+    n = int(n)
+    omega = np.array([(n - 1) / n, 1.0 / n])
+
+    def unpack(x):
+        rho = float(np.exp(min(x[0], 0.0)))
+        return rho, _project_rows(x[1:1 + d]), _project_rows(x[1 + d:1 + 2 * d])
+
+    warm = {"W": np.zeros((2, d))}  # Nelder-Mead moves in small steps: warm-start Newton from the last solution
+
+    def neg_distance(x):
+        rho, u, u_prime = unpack(x)
+        anchor = np.zeros(d)
+        anchor[0] = rho
+        U = np.stack([np.vstack([anchor, u]), np.vstack([anchor, u_prime])])
+        W = _solve_batch(U, lam, loss, warm["W"], omega)
+        warm["W"] = W
+        return -np.linalg.norm(W[0] - W[1])
+
+    best = None
+    rho0 = min(1.0, 1.0 / np.sqrt(n * lam))
+    for a in start_angles:
+        u0, up0 = np.zeros(d), np.zeros(d)
+        u0[:2], up0[:2] = [-np.cos(a), np.sin(a)], [-np.cos(a), -np.sin(a)]
+        x0 = np.r_[np.log(rho0), u0, up0]
+        res = optimize.minimize(neg_distance, x0, method="Nelder-Mead",
+                                options={"maxfev": max_evals, "xatol": 1e-9, "fatol": 1e-14})
+        if best is None or res.fun < best.fun:
+            best = res
+    rho, u, u_prime = unpack(best.x)
+    pair = anchored_pair(n, rho, u, u_prime)
+    distance = neighbour_distance(pair, lam, loss)
+    bound = sensitivity_bound(n, lam, loss.lipschitz)
+    return SensitivitySearchResult(distance, bound, distance / bound, pair, gap_factors(pair, lam, loss),
+                                   np.array([-best.fun]))
+
+
+# ----------------------------------------------------------------------------------------------
+# L1 (Lasso) regularisation: the thesis' method section
+# ----------------------------------------------------------------------------------------------
+def l1_logistic_regression(X, y, lam, loss="logistic", huber_h=0.5, tol=1e-13):
+    r""":math:`\arg\min_w \lambda\lVert w\rVert_1 + \frac1n\sum_i \ell(y_i w^\top x_i)` (L1-regularised ERM).
+
+    The objective of Veldhuizen (2020, eq. 7) with the loss averaged rather than summed, so that its
+    :math:`\lambda` is on the paper's scale. Solved as a smooth bound-constrained problem in
+    :math:`w = p - q`, :math:`p, q \ge 0` (L-BFGS-B); check optimality with :func:`l1_kkt_violation`.
+    """
+    loss = get_loss(loss, huber_h)
+    lam = check_lambda(lam)
+    U = np.asarray(X, dtype=float) * np.asarray(y, dtype=float)[:, None]
+    n, d = U.shape
+
+    def fun(pq):
+        w = pq[:d] - pq[d:]
+        z = U @ w
+        g = loss.derivative(z) @ U / n
+        return lam * pq.sum() + loss.value(z).mean(), np.r_[lam + g, lam - g]
+
+    res = optimize.minimize(fun, np.zeros(2 * d), jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * (2 * d),
+                            options={"ftol": tol, "gtol": tol, "maxiter": 20_000, "maxcor": 30})
+    return res.x[:d] - res.x[d:]
+
+
+def l1_kkt_violation(w, X, y, lam, loss="logistic", huber_h=0.5, zero_tol=1e-8):
+    r"""Largest violation of the optimality conditions of :func:`l1_logistic_regression` at ``w``.
+
+    With :math:`g = \frac1n\sum_i \ell'(y_i w^\top x_i) y_i x_i`: :math:`g_j = -\lambda\,\mathrm{sign}(w_j)`
+    where :math:`w_j \ne 0` and :math:`|g_j| \le \lambda` where :math:`w_j = 0`. Returns the largest
+    deviation (0 at an exact minimiser).
+    """
+    loss = get_loss(loss, huber_h)
+    U = np.asarray(X, dtype=float) * np.asarray(y, dtype=float)[:, None]
+    g = loss.derivative(U @ w) @ U / U.shape[0]
+    active = np.abs(w) > zero_tol
+    viol = np.where(active, np.abs(g + lam * np.sign(w)), np.maximum(np.abs(g) - lam, 0.0))
+    return float(viol.max())
+
+
+def l1_neighbour_distance(pair: NeighbouringPair, lam, loss="logistic", huber_h=0.5) -> float:
+    r""":math:`\lVert w_1(D) - w_1(D')\rVert` for L1-regularised ERM (:func:`l1_logistic_regression`)."""
+    w = l1_logistic_regression(pair.X, pair.y, lam, loss, huber_h)
+    w_prime = l1_logistic_regression(pair.X_prime, pair.y_prime, lam, loss, huber_h)
+    return float(np.linalg.norm(w - w_prime))
+
+
+def l1_tie_breaking_pair(n, lam=None, tilt=0.1) -> NeighbouringPair:
+    r"""A neighbouring pair in :math:`d = 2` on which the L1 minimiser jumps between two corners.
+
+    The ``n - 1`` shared records are all :math:`x = (1, 1)/\sqrt2` with label +1. Their loss depends
+    on :math:`w_1 + w_2` only, and so does :math:`\lambda\lVert w\rVert_1` in the positive quadrant:
+    without the replaced record the minimiser is a whole segment
+    :math:`\{w \ge 0 : w_1 + w_2 = s\}`. The replaced record is the same point rotated by
+    :math:`-` ``tilt`` (in :math:`D`) or :math:`+` ``tilt`` (in :math:`D'`); it breaks the tie towards
+    :math:`(s, 0)` or :math:`(0, s)`, a jump of about :math:`\sqrt2\,s` however large :math:`n` is.
+    ``lam`` is accepted for symmetry with the other constructors and ignored.
+    """
+    angle = np.pi / 4
+    base = np.array([np.cos(angle), np.sin(angle)])
+    a = np.array([np.cos(angle - tilt), np.sin(angle - tilt)])
+    a_prime = np.array([np.cos(angle + tilt), np.sin(angle + tilt)])
+    return NeighbouringPair.from_records(np.tile(base, (n - 1, 1)), np.ones(n - 1), a, 1.0, a_prime, 1.0)
+
+
+@dataclass(frozen=True)
+class L1SearchResult:
+    r"""Worst pair found for L1-regularised ERM and its ratio to the (inapplicable) :math:`2/(n\lambda)`."""
+
+    distance: float
+    bound: float
+    ratio: float
+    pair: NeighbouringPair
+    kkt_violation: float
+
+
+def l1_sensitivity_search(X_shared, y_shared, lam, loss="logistic", huber_h=0.5, n_restarts=4, max_evals=300,
+                          random_state=None) -> L1SearchResult:
+    r"""Maximise :math:`\lVert w_1(D) - w_1(D')\rVert` over the replaced record, shared records fixed.
+
+    Nelder–Mead over the two versions of the replaced record (each :math:`u = yx` kept in the unit ball
+    by radial projection) from ``n_restarts`` random starts (``random_state``); the minimiser is not a
+    smooth function of the data, so no gradients are used. ``kkt_violation`` certifies both L1
+    solutions of the returned pair.
+    """
+    lam = check_lambda(lam)
+    loss = get_loss(loss, huber_h)
+    rng = check_random_state(random_state)
+    X_shared = np.asarray(X_shared, dtype=float)
+    y_shared = np.asarray(y_shared, dtype=float)
+    m, d = X_shared.shape
+    n = m + 1
+
+    def build(theta):
+        u, u_prime = _project_rows(theta[:d]), _project_rows(theta[d:])
+        return NeighbouringPair.from_records(X_shared, y_shared, u, 1.0, u_prime, 1.0)
+
+    best = (-np.inf, None)
+    for _ in range(n_restarts):
+        theta0 = _random_ball(rng, (2, d)).ravel()
+        res = optimize.minimize(lambda t: -l1_neighbour_distance(build(t), lam, loss), theta0, method="Nelder-Mead",
+                                options={"maxfev": max_evals, "xatol": 1e-6, "fatol": 1e-9})
+        if -res.fun > best[0]:
+            best = (-res.fun, res.x)
+    pair = build(best[1])
+    distance = l1_neighbour_distance(pair, lam, loss)
+    kkt = max(l1_kkt_violation(l1_logistic_regression(pair.X, pair.y, lam, loss), pair.X, pair.y, lam, loss),
+              l1_kkt_violation(l1_logistic_regression(pair.X_prime, pair.y_prime, lam, loss), pair.X_prime,
+                               pair.y_prime, lam, loss))
+    bound = sensitivity_bound(n, lam, loss.lipschitz)
+    return L1SearchResult(distance, bound, distance / bound, pair, kkt)
