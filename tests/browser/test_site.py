@@ -416,7 +416,7 @@ def test_each_notebook_chapter_offers_its_notebook(crawl, site):
             target = SITE / site_path(link["href"], site)
             assert target.suffix == ".ipynb" and target.is_file(), f"{doc}: {link['href']} is not a notebook"
             assert json.loads(target.read_text())["cells"] == json.loads(doc_source(doc).read_text())["cells"], \
-                f"{doc}: the downloadable notebook differs from book/{name}"
+                f"{doc}: the downloadable notebook differs from book/{name} (a stale site? `make book`)"
 
 
 def test_screenshots_saved(crawl):
