@@ -46,6 +46,8 @@ _MAX_HALVINGS = 60
 _OUTER_TABLE_MAX = 1 << 25
 _OUTER_BLOCK = 1 << 21
 _THREADPOOLS = ThreadpoolController()
+# Default restarts per chunk: about this many margins (chunk x n) at once.
+_CHUNK_ELEMENTS = 1 << 19
 
 
 @dataclass(frozen=True)
@@ -182,7 +184,7 @@ def _newton(Xy, outer, B, W0, reg, loss, tol, max_iter, shared_start=False):
 
 
 def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, delta=0.0, huber_h=0.5, tol=1e-8, max_iter=100,
-                          warm_start=True, chunk_size=32, n_threads=None):
+                          warm_start=True, chunk_size=None, n_threads=None):
     r"""Minimise :math:`\frac{\lambda+\Delta}{2}\lVert w\rVert^2 + b^\top w/n + \frac1n\sum_i \ell(y_i w^\top x_i)`.
 
     Parameters
@@ -205,9 +207,10 @@ def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, delta=0.0, hube
         For a batch (``b`` of shape (k, d), k > 1), start every problem from the minimiser of the
         unperturbed problem (:math:`b = 0`, same :math:`\lambda + \Delta`), solved first. The minimisers
         are unique, so this changes only the path, not the answer.
-    chunk_size : int
-        Problems solved together; chunks are independent, so the result does not depend on it beyond
-        rounding, and never on ``n_threads``.
+    chunk_size : int or None
+        Problems solved together. ``None`` picks about 2^19 / n problems per chunk (margins of one
+        chunk stay in cache), a function of n only. Chunks are independent, so the result does not
+        depend on the chunk size beyond rounding, and never on ``n_threads``.
     n_threads : int or None
         Threads that solve chunks concurrently (NumPy releases the GIL in its kernels); ``None`` uses
         every core. BLAS runs single-threaded inside the solver: its products are small, and
@@ -228,6 +231,8 @@ def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, delta=0.0, hube
     if not np.all(np.abs(y) == 1):
         raise ValueError("y must take values in {-1, +1}; use dplr.validation.encode_binary_labels first.")
     n_threads = os.cpu_count() or 1 if n_threads is None else int(n_threads)
+    if chunk_size is None:
+        chunk_size = max(8, _CHUNK_ELEMENTS // X.shape[0])
     if int(chunk_size) < 1 or n_threads < 1:
         raise ValueError("chunk_size and n_threads must be positive integers.")
     n, d = X.shape
