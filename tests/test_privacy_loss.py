@@ -181,3 +181,15 @@ def test_bounds():
     # corrected, Delta = 0: eps' + sharp Jacobian = eps - log(1 + c/(n lam))
     assert objective_perturbation_privacy_bound(1.0, 100, 0.1) == pytest.approx(1 - np.log1p(0.025))
     assert objective_perturbation_privacy_bound(EPS, 100, 0.1, form="nips2008") == pytest.approx(EPS + np.log1p(0.025))
+
+
+def test_halfspace_probability():
+    from dplr.mechanisms import sample_vector_laplace
+    from dplr.privacy_loss import vector_laplace_halfspace_probability as hp
+    assert hp(0.7, 2.0, 1) == pytest.approx(0.5 * np.exp(-1.4))
+    assert hp(-0.7, 2.0, 1) == pytest.approx(1 - 0.5 * np.exp(-1.4))
+    # Monte Carlo at a fixed seed: 200,000 draws, the tolerance is > 5 standard errors (false failure ~1e-6).
+    draws = sample_vector_laplace(1.5, 3, size=200_000, random_state=11)
+    for s in (0.0, 0.5, 2.0):
+        p = hp(s, 1.5, 3)
+        assert np.mean(draws[:, 0] >= s) == pytest.approx(p, abs=5 * np.sqrt(p * (1 - p) / 200_000) + 1e-12)

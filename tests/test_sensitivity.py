@@ -109,8 +109,16 @@ def test_l1_tie_breaking_pair_moves_more_than_two_over_n_lambda(n, lam):
 
 
 def test_l1_search_finds_more_than_the_l2_bound():
-    n, lam = 30, 0.1
+    n, lam = 12, 0.1
     pair = l1_tie_breaking_pair(n)
-    res = l1_sensitivity_search(pair.X[:-1], pair.y[:-1], lam, n_restarts=2, max_evals=150, random_state=7)
+    res = l1_sensitivity_search(pair.X[:-1], pair.y[:-1], lam, n_restarts=2, max_evals=80, random_state=7)
     assert res.ratio > 1
     assert res.kkt_violation < 1e-6
+
+
+def test_sharper_bound_is_respected_and_tends_to_the_papers():
+    from dplr.sensitivity import sharper_sensitivity_bound
+    for lam in (0.3, 1.0, 3.0):
+        res = anchored_sensitivity_search(200, lam)
+        assert res.distance <= sharper_sensitivity_bound(200, lam) < sensitivity_bound(200, lam)
+    assert sharper_sensitivity_bound(10, 1e-4) == pytest.approx(sensitivity_bound(10, 1e-4), rel=1e-12)
