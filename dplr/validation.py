@@ -122,8 +122,7 @@ def encode_binary_labels(y):
         raise ValueError(
             f"Only binary classification is supported. y has {classes.size} classes "
             f"{list(classes[:5])}{'...' if classes.size > 5 else ''}; these classifiers map two labels to "
-            f"-1/+1. Fix: reduce the task to two classes (e.g. one-vs-rest) before fitting "
-            f"classes (e.g. one-vs-rest) before fitting."
+            f"-1/+1. Fix: reduce the task to two classes (e.g. one-vs-rest) before fitting."
         )
     return np.where(y_index == 1, 1.0, -1.0), classes
 
