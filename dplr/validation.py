@@ -121,8 +121,8 @@ def encode_binary_labels(y):
     if classes.size > 2:
         raise ValueError(
             f"Only binary classification is supported. y has {classes.size} classes "
-            f"{list(classes[:5])}{'...' if classes.size > 5 else ''}; these classifiers map two labels to "
-            f"-1/+1. Fix: reduce the task to two classes (e.g. one-vs-rest) before fitting."
+            f"({', '.join(map(str, classes[:5]))}{', ...' if classes.size > 5 else ''}); these classifiers map two "
+            f"labels to -1/+1. Fix: reduce the task to two classes (e.g. one-vs-rest) before fitting."
         )
     return np.where(y_index == 1, 1.0, -1.0), classes
 
