@@ -115,7 +115,7 @@ def encode_binary_labels(y):
     classes, y_index = np.unique(y, return_inverse=True)
     if classes.size == 1:
         raise ValueError(
-            f"Only one class is present in y ({classes[0]!r}); these classifiers need exactly 2 classes "
+            f"Only one class is present in y ({classes[0]}); these classifiers need exactly 2 classes "
             f"(1 class found). Fix: include examples of both labels."
         )
     if classes.size > 2:
