@@ -90,6 +90,7 @@ __all__ = [
     "curve_table",
     "correction_effect",
     "effective_epsilon",
+    "interpolate_log_epsilon",
     "expand",
     "method_label",
     "Figure1Variant",
@@ -600,6 +601,15 @@ def correction_effect(errors, cells):
     return pd.DataFrame(rows)
 
 
+def interpolate_log_epsilon(epsilons, curve_means, at):
+    """A curve's value at ``at`` by linear interpolation in log ε (``at`` inside the grid)."""
+    eps = np.asarray(epsilons, dtype=float)
+    order = np.argsort(eps)
+    if not eps[order][0] <= at <= eps[order][-1]:
+        raise ValueError(f"{at} is outside the grid [{eps.min()}, {eps.max()}].")
+    return float(np.interp(np.log(at), np.log(eps[order]), np.asarray(curve_means, dtype=float)[order]))
+
+
 def effective_epsilon(epsilons, curve_means, target):
     """The ε at which a decreasing error-vs-ε curve equals ``target`` (linear interpolation in log ε).
 
@@ -728,10 +738,14 @@ class Replication:
         return pd.DataFrame(rows)
 
     def effective_epsilons(self):
-        """Per private Figure 1 cell: the ε at which our mean error equals the published mean."""
+        """Per private Figure 1 cell: the ε at which our mean error equals the published mean.
+
+        Interpolates (linearly in log ε) over the Figure 1 runs at ``FIGURE1_EPSILONS`` and the default ε.
+        """
         from dplr.published import FIGURE1
 
-        eps_variants = [v for v in self.variants if v.name.startswith("epsilon=") or v.name == "default"]
+        grid_names = {"default"} | {f"epsilon={eps:g}" for eps in FIGURE1_EPSILONS}
+        eps_variants = [v for v in self.variants if v.name in grid_names]
         rows = []
         for pub in FIGURE1:
             if pub.method == "standard":

@@ -202,7 +202,7 @@ class Verdict:
 
 
 def replication_verdict(published, blocks, statistic, decimals=4, level=0.95):
-    r"""Judge one published number against ours (:data:`VERDICT_RULE`), decided before any result was seen.
+    r"""Judge one published number against ours (:data:`VERDICT_RULE`), fixed before the full study was run.
 
     ``blocks`` holds our results with the folds on the first axis (e.g. the ``(5, 200)`` array of test
     errors of one Figure 1 cell) and ``statistic`` maps such an array to the number the paper printed

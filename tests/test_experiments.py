@@ -17,6 +17,7 @@ from dplr.experiments import (
     effective_epsilon,
     expand,
     figure1_tasks,
+    interpolate_log_epsilon,
     private_classifiers,
     run_replication,
     run_task,
@@ -172,6 +173,9 @@ def test_effective_epsilon_inverts_a_log_linear_curve():
     means = 0.5 - 0.1 * np.log(eps / 0.01)  # decreasing in eps, linear in log eps
     assert np.isclose(effective_epsilon(eps, means, 0.5 - 0.1 * np.log(3.0)), 0.03)
     assert np.isnan(effective_epsilon(eps, means, 0.9))
+    assert np.isclose(interpolate_log_epsilon(eps, means, 0.03), 0.5 - 0.1 * np.log(3.0))
+    with pytest.raises(ValueError):
+        interpolate_log_epsilon(eps, means, 0.2)
 
 
 def test_lambda_tuning_rule():
