@@ -12,6 +12,16 @@ Modules, named after the paper's objects:
 * :mod:`dplr.estimators` -- scikit-learn estimators around them
 * :mod:`dplr.preprocessing` -- getting records into the unit ball (and what leaks privacy)
 * :mod:`dplr.validation` -- input checks and :class:`PrivacyLeakWarning`
+* :mod:`dplr.data` -- the simulated data of the paper's Section 6, with its unstated readings as options
+* :mod:`dplr.experiments` -- the paper's protocol (CV, restarts, curves, readings) as seeded tasks
+* :mod:`dplr.published` -- the paper's published numbers as data, and the verdict rule
+* :mod:`dplr.stats` -- intervals and jackknife standard errors
+* :mod:`dplr.privacy_loss` -- exact privacy loss of both algorithms (change of variables for Algorithm 2)
+* :mod:`dplr.sensitivity` -- adversarial search for neighbouring data sets
+* :mod:`dplr.guarantees` -- the learning guarantees (Lemmas 3-4, Theorems 4-5) and their simulation
+* :mod:`dplr.audit` -- black-box privacy auditing with Clopper-Pearson bounds (:mod:`dplr.broken`: deliberately broken mechanisms)
+* :mod:`dplr.datasets` -- UCI Adult and KDDCup99 loaders and preprocessing; :mod:`dplr.tuning` -- private choice of λ
+* :mod:`dplr.thesis` -- the Veldhuizen (2020) thesis' data, pipeline and published numbers
 * :mod:`dplr.plotting` -- the book's one plotting style
 """
 from dplr.algorithms import (
