@@ -1,0 +1,32 @@
+"""The replication summary rows and table."""
+import pandas as pd
+
+from dplr.summary import figure1_summary_rows, html_table, verdict_counts
+
+
+def _table():
+    return pd.DataFrame([
+        {"data": "separable", "method": "sensitivity", "published_mean": 0.2962, "published_std": 0.0617,
+         "mean": 0.0641, "mean_low": 0.05, "mean_high": 0.07, "mean_reproduced": False,
+         "std": 0.003, "std_low": -0.001, "std_high": 0.006, "std_reproduced": False},
+        {"data": "unseparable", "method": "standard", "published_mean": 0.0530, "published_std": 0.1105,
+         "mean": 0.0489, "mean_low": 0.045, "mean_high": 0.0531, "mean_reproduced": True,
+         "std": 0.004, "std_low": 0.0, "std_high": 0.008, "std_reproduced": False},
+    ])
+
+
+def test_two_rows_per_figure1_entry_with_verdicts_from_the_table():
+    rows = figure1_summary_rows(_table())
+    assert [r.quantity.split(" · ")[-1] for r in rows] == ["mean test error", "std over five folds"] * 2
+    assert [r.reproduced for r in rows] == [False, False, True, False]
+    assert rows[1].low == 0.0  # negative lower ends are clipped: an error or std is >= 0
+    assert rows[2].published == "0.0530" and rows[2].verdict == "reproduced"
+    assert verdict_counts(rows) == (1, 4)
+
+
+def test_html_table_lists_every_row_and_bolds_reproduced():
+    rows = figure1_summary_rows(_table())
+    table = html_table(rows)
+    assert table.count("<tr>") == 1 + len(rows)
+    assert table.count("<strong>reproduced</strong>") == 1
+    assert "0.0641" in table and "[0.0450, 0.0531]" in table
