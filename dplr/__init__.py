@@ -21,7 +21,8 @@ Modules, named after the paper's objects:
 * :mod:`dplr.guarantees` -- the learning guarantees (Lemmas 3-4, Theorems 4-5) and their simulation
 * :mod:`dplr.audit` -- black-box privacy auditing with Clopper-Pearson bounds (:mod:`dplr.broken`: deliberately broken mechanisms)
 * :mod:`dplr.datasets` -- UCI Adult and KDDCup99 loaders and preprocessing; :mod:`dplr.tuning` -- private choice of λ
-* :mod:`dplr.thesis` -- the Veldhuizen (2020) thesis' data, pipeline and published numbers
+* :mod:`dplr.thesis_data`, :mod:`dplr.thesis`, :mod:`dplr.thesis_study` -- the Veldhuizen (2020) thesis: its data, its pipeline as switches and its published numbers, the study
+* :mod:`dplr.summary` -- every published number beside ours, for the summary page
 * :mod:`dplr.plotting` -- the book's one plotting style
 """
 from dplr.algorithms import (

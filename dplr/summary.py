@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-__all__ = ["SummaryRow", "figure1_summary_rows", "html_table", "verdict_counts"]
+__all__ = ["SummaryRow", "figure1_summary_rows", "thesis_summary_rows", "html_table", "verdict_counts"]
 
 _METHOD_NAMES = {"standard": "Standard LR", "sensitivity": "Sensitivity method (Alg. 1)",
                  "objective": "New method (Alg. 2)"}
@@ -51,6 +51,21 @@ def figure1_summary_rows(table, source="NIPS 2008, Figure 1 (p. 6)", decimals=4)
                                bool(r.mean_reproduced)))
         rows.append(SummaryRow(source, f"{name} · std over five folds", f"{r.published_std:.{decimals}f}",
                                float(r.std), max(float(r.std_low), 0.0), float(r.std_high), bool(r.std_reproduced)))
+    return rows
+
+
+def thesis_summary_rows(table, values, reading):
+    """Rows for the thesis' Table 2 from :func:`dplr.thesis.verdicts` (one row per published test error).
+
+    ``values`` are the published :class:`dplr.thesis.ThesisValue` objects (for their source);
+    ``reading`` names the pipeline our numbers come from (e.g. "as described").
+    """
+    where = {(v.data, v.method): v.where for v in values}
+    rows = []
+    for r in table.itertuples():
+        rows.append(SummaryRow(f"Veldhuizen 2020, {where[(r.data, r.method)]}",
+                               f"{r.data} · {_METHOD_NAMES[r.method]} · mean test error ({reading})", r.thesis,
+                               float(r.ours), max(float(r.low), 0.0), float(r.high), bool(r.reproduced)))
     return rows
 
 

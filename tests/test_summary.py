@@ -1,7 +1,8 @@
 """The replication summary rows and table."""
 import pandas as pd
 
-from dplr.summary import figure1_summary_rows, html_table, verdict_counts
+from dplr.summary import figure1_summary_rows, html_table, thesis_summary_rows, verdict_counts
+from dplr.thesis import TABLE2
 
 
 def _table():
@@ -30,3 +31,11 @@ def test_html_table_lists_every_row_and_bolds_reproduced():
     assert table.count("<tr>") == 1 + len(rows)
     assert table.count("<strong>reproduced</strong>") == 1
     assert "0.0641" in table and "[0.0450, 0.0531]" in table
+
+
+def test_thesis_rows_carry_the_published_source():
+    table = pd.DataFrame([{"data": "real", "method": "sensitivity", "thesis": "0.395", "ours": 0.489, "low": 0.41,
+                           "high": 0.57, "reproduced": False}])
+    (row,) = thesis_summary_rows(table, TABLE2, "as described")
+    assert row.source.startswith("Veldhuizen 2020, Table 2") and row.published == "0.395"
+    assert "as described" in row.quantity and not row.reproduced
