@@ -38,7 +38,8 @@ to norm at most 1. Two of those steps can leak information if they look at the d
   depend on the largest value of the others: a data-dependent step the privacy guarantee does not
   cover. Each numeric column is instead divided by a fixed bound from :data:`ADULT_BOUNDS` /
   :data:`KDDCUP99_BOUNDS`, each with its basis: a definition (rates and indicators lie in [0, 1]), a
-  documented top code of the census file, or -- where no public bound exists -- the largest value
+  top code of the census file, a cap of the KDDCup99 feature extractor (seen in the file, not
+  documented), or -- where no public bound exists -- the largest value
   in the published file, which we fix as a constant and flag as ``"published-file maximum"``
   (honest about its origin: it came from the data, once, and is the same for every run). Values
   above a bound are clipped to it, record by record. ``bounds="data"`` reproduces the
@@ -119,12 +120,12 @@ ADULT_CATEGORIES = {
 
 #: Bound and basis for each numeric Adult column (6 columns).
 ADULT_BOUNDS = {
-    "age": (90.0, "top code: the Current Population Survey public-use files cap age at 90"),
+    "age": (90.0, "top code: the census public-use data record ages above 90 as 90"),
     "fnlwgt": (1_490_400.0, "published-file maximum: a sampling weight has no documented bound"),
     "education-num": (16.0, "data dictionary: 16 education levels, coded 1..16"),
-    "capital-gain": (99_999.0, "top code: the census file caps capital gains at 99,999"),
+    "capital-gain": (99_999.0, "top code: the census public-use data cap capital gains at 99,999"),
     "capital-loss": (4_356.0, "published-file maximum: no documented top code"),
-    "hours-per-week": (99.0, "top code: hours worked are capped at 99"),
+    "hours-per-week": (99.0, "top code: hours worked are recorded in two digits, at most 99"),
 }
 
 KDDCUP99_COLUMNS = (
@@ -158,6 +159,8 @@ KDDCUP99_CATEGORIES = {
 _RATE = "definition: a fraction of connections, in [0, 1]"
 _INDICATOR = "definition: an indicator, 0 or 1"
 _FILE_MAX = "published-file maximum: no documented bound"
+_COUNT_CAP = "cap of the feature extractor: the two-second counts stop at 511 (seen in the published file, not documented)"
+_HOST_CAP = "cap of the feature extractor: the host counts stop at 255 (seen in the published file, not documented)"
 #: Bound and basis for each numeric KDDCup99 column (38 columns).
 KDDCUP99_BOUNDS = {
     "duration": (58_329.0, _FILE_MAX),
@@ -179,8 +182,8 @@ KDDCUP99_BOUNDS = {
     "num_outbound_cmds": (1.0, "constant 0 in the published file; any positive bound, 1 chosen"),
     "is_host_login": (1.0, _INDICATOR),
     "is_guest_login": (1.0, _INDICATOR),
-    "count": (511.0, "cap of the feature extractor: connection counts stop at 511"),
-    "srv_count": (511.0, "cap of the feature extractor: connection counts stop at 511"),
+    "count": (511.0, _COUNT_CAP),
+    "srv_count": (511.0, _COUNT_CAP),
     "serror_rate": (1.0, _RATE),
     "srv_serror_rate": (1.0, _RATE),
     "rerror_rate": (1.0, _RATE),
@@ -188,8 +191,8 @@ KDDCUP99_BOUNDS = {
     "same_srv_rate": (1.0, _RATE),
     "diff_srv_rate": (1.0, _RATE),
     "srv_diff_host_rate": (1.0, _RATE),
-    "dst_host_count": (255.0, "definition: counted over the last 255 connections to the host"),
-    "dst_host_srv_count": (255.0, "definition: counted over the last 255 connections to the host"),
+    "dst_host_count": (255.0, _HOST_CAP),
+    "dst_host_srv_count": (255.0, _HOST_CAP),
     "dst_host_same_srv_rate": (1.0, _RATE),
     "dst_host_diff_srv_rate": (1.0, _RATE),
     "dst_host_same_src_port_rate": (1.0, _RATE),
