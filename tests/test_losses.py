@@ -57,3 +57,36 @@ def test_get_loss():
         get_loss("hinge")
     with pytest.raises(ValueError, match="huber_h"):
         HuberLoss(0.0)
+
+
+@pytest.mark.parametrize("loss", LOSSES, ids=repr)
+def test_derivatives_at_once_equal_the_separate_ones(loss):
+    z = np.concatenate([np.linspace(-40, 40, 801), [-1e6, -745.0, 745.0, 1e6]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        first, second = loss.derivatives(z)
+    np.testing.assert_allclose(first, loss.derivative(z), rtol=1e-14, atol=1e-300)
+    np.testing.assert_allclose(second, loss.second_derivative(z), rtol=1e-12, atol=2e-16)
+    assert loss.derivatives(z, second=False)[1] is None
+
+
+def test_logistic_derivatives_keep_float32_and_write_into_out():
+    z = np.linspace(-5, 5, 11)
+    first32, second32 = LogisticLoss.derivatives(z.astype(np.float32))
+    assert first32.dtype == np.float32 and second32.dtype == np.float32
+    np.testing.assert_allclose(first32, LogisticLoss.derivative(z), rtol=1e-6)
+    buffer = z.copy()
+    first, _ = LogisticLoss.derivatives(buffer, second=False, out=buffer)
+    assert first is buffer
+    np.testing.assert_allclose(buffer, LogisticLoss.derivative(z), rtol=1e-14)
+
+
+def test_logistic_third_and_fourth_derivatives_match_finite_differences():
+    z = np.linspace(-8, 8, 1601)
+    step = 1e-5
+    loss = LogisticLoss()
+    fd3 = (loss.second_derivative(z + step) - loss.second_derivative(z - step)) / (2 * step)
+    fd4 = (loss.third_derivative(z + step) - loss.third_derivative(z - step)) / (2 * step)
+    np.testing.assert_allclose(loss.third_derivative(z), fd3, atol=1e-9)
+    np.testing.assert_allclose(loss.fourth_derivative(z), fd4, atol=1e-9)
+    assert np.max(np.abs(loss.third_derivative(z))) == pytest.approx(1 / (6 * np.sqrt(3)), rel=1e-4)
