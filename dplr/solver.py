@@ -13,19 +13,56 @@ With :math:`b = 0, \Delta = 0` this is regularised logistic regression (NIPS 200
 with :math:`b` drawn from :math:`e^{-\varepsilon\lVert b\rVert/2}` it is Algorithm 2 (Section 4);
 with :math:`\Delta > 0` the corrected Algorithm 2 of JMLR 2011.
 
-The objective is :math:`(\lambda+\Delta)`-strongly convex, so its minimiser is the unique root of
-:math:`\nabla J_j`, and Newton's method on :math:`\nabla J_j = 0`, damped by a backtracking (Armijo)
-line search on :math:`\frac12\lVert\nabla J_j\rVert^2`, converges from any start. All :math:`k` problems share the data, so each
-iteration is a handful of matrix products over the whole batch: margins :math:`Z = (yX) W^\top`,
-gradients :math:`(\lambda+\Delta)W + B/n + \ell'(Z)^\top (yX)/n`, and Hessians
-:math:`(\lambda+\Delta)I + \sum_i \ell''(z_{ij}) x_i x_i^\top / n` accumulated in row chunks as
-one matrix product with the flattened outer products :math:`x_i x_i^\top`. A problem stops when its
-gradient norm is at most ``tol``; each problem's iterates depend only on its own :math:`b_j`, so
-results do not depend on how the restarts are batched.
+**Method.** The objective is :math:`(\lambda+\Delta)`-strongly convex, so its minimiser is the unique
+root of :math:`\nabla J_j`, and Newton's method on :math:`\nabla J_j = 0`, damped by a backtracking
+(Armijo) line search on :math:`\frac12\lVert\nabla J_j\rVert^2`, converges from any start. A problem
+stops when its gradient norm, computed in float64, is at most ``tol``; everything below only changes
+the path to that point. Each problem's iterates depend on its own :math:`b_j` and on quantities the
+batch shares, so results never depend on the number of threads, and on the chunking only through
+rounding.
+
+**Batching.** The :math:`k` problems share the data, so an iteration is a few matrix products over
+the batch: margins :math:`Z = W (yX)^\top`, gradients :math:`(\lambda+\Delta)W + B/n + \ell'(Z)(yX)/n`
+and Hessians :math:`(\lambda+\Delta)I + \sum_i \ell''(z_{ij}) x_i x_i^\top / n`, the latter one
+product of the curvatures with a table of the :math:`d(d+1)/2` distinct products :math:`x_{ia}x_{ib}`.
+Each pass over the data runs through blocks of points small enough for the block's margins to stay
+in the processor's cache, with one exponential per margin for the logistic loss; chunks of problems
+run on threads. Work arrays are reused per thread (fresh large arrays cost page faults).
+
+**Taylor start.** A batch starts from the minimiser :math:`w_0` of the unperturbed problem
+(:math:`b = 0`), solved first. Near it, problem :math:`j`'s gradient is
+
+.. math::
+
+    \nabla J_j(w_0 + \delta) = g_0 + \frac{b_j}{n} + H_0\delta + \tfrac12 T[\delta, \delta]
+        + \tfrac16 Q[\delta, \delta, \delta] + O(\lVert\delta\rVert^4),
+
+where the Hessian :math:`H_0` and the third- and fourth-derivative tensors
+:math:`T = \frac1n\sum_i \ell'''(z_i)\, x_i^{\otimes 3}` and :math:`Q = \frac1n\sum_i
+\ell''''(z_i)\, x_i^{\otimes 4}` at :math:`w_0` are the same for every :math:`b_j`: one pass over the
+data serves the whole batch. A few Newton steps on this :math:`d`-dimensional model (no pass over
+the data) give each problem's first trial point, the Taylor expansion of its minimiser in
+:math:`b_j`, and the model's Jacobian :math:`H_0 + T[\delta] + \frac12 Q[\delta, \delta]`
+estimates the Hessian there. Where the model is trustworthy (its higher-order terms are small),
+that estimate replaces the problem's Hessian for the next step, refined by a BFGS secant update
+after each further step; at the paper's setting most problems then converge after two passes over
+the data and none needs a Hessian of its own. A problem whose trial fails the line search falls
+back to the plain Newton step :math:`-H_0^{-1}\nabla J_j(w_0)`. The tensors are used when they cost
+no more than a pass over the batch (:math:`Q` only for the logistic loss and large enough batches).
+
+**Hessians.** Otherwise a problem whose gradient norm exceeds :math:`\sqrt{\mathrm{tol}}` will
+certainly need another step, so its Hessian at the trial point is accumulated in the same pass as
+the gradient; other problems get theirs in a separate pass when they need one. Hessians (and
+:math:`T, Q`) are accumulated in float32 within a block and in float64 across blocks when
+:math:`\lambda + \Delta \ge 10^{-4}\, c \max_i\lVert x_i\rVert^2` (:math:`c` the loss's curvature
+bound): their rounding error is then a small fraction of the smallest eigenvalue, which perturbs the
+Newton direction, not the gradient or the stopping test. Below that (very small :math:`\lambda`)
+they are accumulated in float64.
 """
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,20 +71,33 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import ThreadpoolController
 
-from dplr.losses import get_loss
+from dplr.losses import LogisticLoss, get_loss
 from dplr.validation import check_lambda
 
 __all__ = ["SolverResult", "solve_regularized_erm", "regularized_erm_objective", "regularized_erm_gradient"]
 
 _ARMIJO = 1e-4
 _MAX_HALVINGS = 60
-# Largest flattened outer-product table (n x d^2 doubles) kept for the whole solve; beyond it the
-# table is rebuilt block by block at every Hessian evaluation.
-_OUTER_TABLE_MAX = 1 << 25
-_OUTER_BLOCK = 1 << 21
+# Largest table of products x_ia x_ib (a <= b; n x d(d+1)/2 entries) kept for the whole solve; beyond
+# it the table is rebuilt block by block at every Hessian evaluation.
+_TABLE_MAX = 1 << 22
+# Passes over the data go through blocks of points: about this many margins (problems x points) per
+# block, so that a block's arrays stay in the per-core cache; at least _MIN_BLOCK points.
+_BLOCK_ELEMENTS = 1 << 16
+_MIN_BLOCK = 256
 _THREADPOOLS = ThreadpoolController()
-# Default restarts per chunk: about this many margins (chunk x n) at once.
-_CHUNK_ELEMENTS = 1 << 19
+# Default largest chunk: about this many margins (problems x points) per chunk.
+_CHUNK_ELEMENTS = 1 << 21
+# The Taylor start is trusted for a problem when the model's higher-order terms at the Newton step are at
+# most this fraction of the gradient they perturb (see _taylor_start); iterations on the model.
+_TAYLOR_TRUST = 0.25
+_TAYLOR_ITERATIONS = 3
+# Hessians are accumulated in float32 when lam + Delta >= this times the curvature bound c of the loss
+# times max ||x_i||^2 (module docstring), else in float64.
+_SINGLE_PRECISION_REG = 1e-4
+# Per-thread work arrays of shape (chunk, n), reused across evaluations and solves: fresh arrays of this
+# size come from the kernel as new pages, and the page faults cost as much as the arithmetic.
+_WORKSPACE = threading.local()
 
 
 @dataclass(frozen=True)
@@ -62,6 +112,14 @@ class SolverResult:
     grad_norm: np.ndarray
     n_iter: np.ndarray
     converged: bool
+
+
+def _default_threads():
+    cores = os.cpu_count() or 1
+    try:
+        return max(1, min(cores, int(os.environ.get("OMP_NUM_THREADS", cores))))
+    except ValueError:
+        return cores
 
 
 def _as_batch(b, k_default, d):
@@ -83,7 +141,8 @@ def regularized_erm_objective(W, X, y, lam, loss="logistic", b=None, delta=0.0, 
     W = np.atleast_2d(np.asarray(W, dtype=float))
     Xy = np.asarray(X, dtype=float) * np.asarray(y, dtype=float)[:, None]
     B, _ = _as_batch(b, W.shape[0], Xy.shape[1])
-    return _objective(W, W @ Xy.T, B, lam + delta, Xy.shape[0], loss)
+    reg, n = lam + delta, Xy.shape[0]
+    return 0.5 * reg * np.einsum("kd,kd->k", W, W) + np.einsum("kd,kd->k", B, W) / n + loss.value(W @ Xy.T).mean(axis=1)
 
 
 def regularized_erm_gradient(W, X, y, lam, loss="logistic", b=None, delta=0.0, huber_h=0.5):
@@ -92,93 +151,324 @@ def regularized_erm_gradient(W, X, y, lam, loss="logistic", b=None, delta=0.0, h
     W = np.atleast_2d(np.asarray(W, dtype=float))
     Xy = np.asarray(X, dtype=float) * np.asarray(y, dtype=float)[:, None]
     B, _ = _as_batch(b, W.shape[0], Xy.shape[1])
-    return _gradient(W, W @ Xy.T, Xy, B, lam + delta, Xy.shape[0], loss)
+    return (lam + delta) * W + B / Xy.shape[0] + (loss.derivative(W @ Xy.T) @ Xy) / Xy.shape[0]
 
 
-def _objective(W, Z, B, reg, n, loss):
-    """J for each row of W, with Z = W (yX)^T of shape (k, n)."""
-    return 0.5 * reg * np.einsum("kd,kd->k", W, W) + np.einsum("kd,kd->k", B, W) / n + loss.value(Z).mean(axis=1)
+class _Design:
+    """The signed data ``Xy`` (rows y_i x_i) in the layouts the solver's products want; read-only, shared by chunks.
 
+    Every pass over the data goes through blocks of ``block`` points, so that the (problems x block)
+    arrays of margins and derivatives stay in the processor's cache (module docstring). Hessians use
+    the symmetry of x_i x_i^T: a table of the d(d+1)/2 products x_ia x_ib (a <= b) for every point, in
+    float64 and float32, kept when it has at most ``_TABLE_MAX`` entries and else built block by block.
+    """
 
-def _gradient(W, Z, Xy, B, reg, n, loss):
-    return reg * W + B / n + (loss.derivative(Z) @ Xy) / n
+    def __init__(self, Xy, dtype):
+        self.dtype = dtype  # of the Hessian (and T, Q) accumulations within a block
+        self.XyT = np.ascontiguousarray(Xy.T)  # (d, n): every product of the solver reads it by rows
+        self.n, self.d = Xy.shape
+        self.upper = np.triu_indices(self.d)
+        self.m = self.upper[0].size
+        position = np.empty((self.d, self.d), dtype=np.intp)
+        position[self.upper] = position[self.upper[::-1]] = np.arange(self.m)
+        self.full_index = position.ravel()  # entry (a, b) of a symmetric matrix -> its packed position
+        self.table = None
+        if self.n * self.m <= _TABLE_MAX:  # in the creating thread's work arrays: no fresh pages per solve
+            self.table = self._build(0, self.n, out=_buffer("table", (self.m, self.n), dtype))
 
+    def block(self, rows):
+        """Points per block for a pass with ``rows`` problems."""
+        return max(_MIN_BLOCK, _BLOCK_ELEMENTS // max(1, rows))
 
-class _OuterProducts:
-    """Flattened outer products x_i x_i^T as an (n, d^2) table, kept whole when small enough."""
-
-    def __init__(self, Xy):
-        self.Xy = Xy
-        n, d = Xy.shape
-        self.table = self._block(Xy) if n * d * d <= _OUTER_TABLE_MAX else None
-
-    @staticmethod
-    def _block(rows):
-        d = rows.shape[1]
-        return (rows[:, :, None] * rows[:, None, :]).reshape(rows.shape[0], d * d)
-
-    def weighted_sums(self, weights):
-        """(k, d^2): row j is sum_i weights[j, i] x_i x_i^T, flattened."""
-        if self.table is not None:
-            return weights @ self.table
-        n, d = self.Xy.shape
-        out = np.zeros((weights.shape[0], d * d))
-        step = max(1, _OUTER_BLOCK // (d * d))
-        for start in range(0, n, step):
-            out += weights[:, start:start + step] @ self._block(self.Xy[start:start + step])
+    def _build(self, start, stop, out=None):
+        out = np.empty((self.m, stop - start), dtype=self.dtype) if out is None else out
+        row = 0
+        XyT = self.XyT[:, start:stop].astype(self.dtype, copy=False)
+        for a in range(self.d):  # row (a, b) of the table: x_ia x_ib, b >= a
+            np.multiply(XyT[a], XyT[a:], out=out[row:row + self.d - a])
+            row += self.d - a
         return out
 
+    def products(self, start, stop):
+        """(d(d+1)/2, stop - start) products of the points start..stop, in ``dtype``."""
+        return self._build(start, stop) if self.table is None else self.table[:, start:stop]
 
-def _newton(Xy, outer, B, W0, reg, loss, tol, max_iter, shared_start=False):
-    """Damped Newton for the equations grad J_j(w) = 0, one per row of B; returns (W, grad_norm, n_iter).
+    def symmetric(self, packed):
+        """(k, d(d+1)/2) upper triangles -> (k, d, d) symmetric matrices."""
+        return packed[:, self.full_index].reshape(packed.shape[0], self.d, self.d)
 
-    The step length is chosen by backtracking (Armijo) on the merit function phi = ||grad J||^2 / 2,
-    whose slope along the Newton direction p = -H^{-1} g is -||g||^2: accept t when
-    phi(w + t p) <= (1 - 2 sigma t) phi(w). Because J is (lam + Delta)-strongly convex, H >= (lam + Delta) I
-    is uniformly invertible and this damped Newton method converges from any start (Dennis & Schnabel,
-    Numerical Methods for Unconstrained Optimization, Section 6.5); the root of grad J is the unique
-    minimiser. It needs only l' and l'' -- one sigmoid per margin for the logistic loss, no logarithms.
-    With ``shared_start`` every row of W0 is the same point: l', l'' and the first Hessian are shared.
+    def hessians(self, packed, reg):
+        """(k, d, d) Hessians reg I + packed / n from curvature-weighted sums of the products."""
+        H = self.symmetric(packed)
+        H /= self.n
+        H[:, np.arange(self.d), np.arange(self.d)] += reg
+        return H
+
+
+def _buffer(name, shape, dtype=np.float64):
+    """A per-thread reusable 2-d array of ``shape`` and ``dtype`` (contents undefined)."""
+    size = shape[0] * shape[1]
+    key = name if dtype is np.float64 else name + "32"
+    buf = getattr(_WORKSPACE, key, None)
+    if buf is None or buf.size < size:
+        buf = np.empty(size, dtype=dtype)
+        setattr(_WORKSPACE, key, buf)
+    return buf[:size].reshape(shape)
+
+
+def _curvature(loss, Z, first, rows, dtype):
+    """l'' in ``dtype`` at the margins ``Z[rows]`` (all rows when None), in a work array (float32 or float64).
+
+    For the logistic loss it comes from l' alone, l'' = -l'(1 + l'), and ``Z`` may already hold l'.
     """
-    n, d = Xy.shape
+    if not isinstance(loss, LogisticLoss):
+        return loss.second_derivative(Z if rows is None else Z[rows]).astype(dtype, copy=False)
+    selected = first if rows is None else first[rows]
+    if selected.dtype != dtype:
+        cast = _buffer("selected", selected.shape, dtype)
+        np.copyto(cast, selected, casting="same_kind")
+        selected = cast
+    curvature = np.add(selected, 1.0, out=_buffer("curvature", selected.shape, dtype))
+    curvature *= selected
+    return np.negative(curvature, out=curvature)
+
+
+def _evaluate(design, W, B, reg, loss, hessian_rows=None):
+    """Gradients (k, d) at the rows of W and, for ``hessian_rows`` (indices into W), their Hessians.
+
+    One pass over the data in blocks of points: margins, l' (one exponential per margin for the
+    logistic loss), the gradient sums (float64) and, if asked, the curvature-weighted products,
+    accumulated in float64 across blocks and within a block in ``design.dtype``.
+    """
+    k, n = W.shape[0], design.n
+    logistic = isinstance(loss, LogisticLoss)
+    sums = np.zeros((design.d, k))
+    packed = None if hessian_rows is None else np.zeros((len(hessian_rows), design.m))
+    rows = None if hessian_rows is None or len(hessian_rows) == k else hessian_rows
+    block = design.block(k)
+    with np.errstate(over="ignore"):
+        for start in range(0, n, block):
+            stop = min(start + block, n)
+            X_block = design.XyT[:, start:stop]
+            Z = np.matmul(W, X_block, out=_buffer("margins", (k, stop - start)))
+            if logistic:  # l' = -1 / (1 + e^z) in place, as LogisticLoss.derivatives computes it
+                first = np.exp(Z, out=Z)
+                first += 1.0
+                np.divide(-1.0, first, out=first)
+            else:
+                first, _ = loss.derivatives(Z, second=False)
+            sums += X_block @ first.T
+            if packed is not None:
+                packed += _curvature(loss, Z, first, rows, design.dtype) @ design.products(start, stop).T
+    G = reg * W + B / n + sums.T / n
+    return G, (None if packed is None else design.hessians(packed, reg))
+
+
+@dataclass(frozen=True)
+class _Start:
+    """The point all problems of a batch start from, with what every problem shares there.
+
+    ``w``: the start; ``g``: gradient of the unperturbed objective (b = 0) at ``w``, so problem j's
+    gradient there is ``g + b_j / n``; ``H``: the Hessian at ``w`` (the same for every b); for the
+    expansion of :func:`_taylor_start`, ``T``: the third-derivative tensor
+    sum_i l'''(z_i) x_i (x) x_i (x) x_i / n at ``w`` as (d, d, d), and ``Q``: the fourth-derivative
+    tensor sum_i l''''(z_i) (x_i (x) x_i) (x) (x_i (x) x_i) / n on packed pairs (a <= b), or ``None``.
+    """
+
+    w: np.ndarray
+    g: np.ndarray
+    H: np.ndarray
+    T: np.ndarray | None = None
+    Q: np.ndarray | None = None
+
+
+def _start_at(design, w, reg, loss, order=1):
+    """The shared start at ``w``; ``order`` 2 adds T, 3 adds T and Q (from the loss's higher derivatives)."""
+    G, H = _evaluate(design, w[None, :], np.zeros((1, design.d)), reg, loss, np.arange(1))
+    T = Q = None
+    if order >= 2:
+        z = w @ design.XyT
+        third = loss.third_derivative(z)
+        fourth = loss.fourth_derivative(z) if order >= 3 else None
+        d, m = design.d, design.m
+        rows = d + (m if order >= 3 else 0)
+        packed = np.zeros((rows, m))  # T's rows (a, packed (b, c)) over Q's rows (packed (a, b), packed (c, e))
+        block = design.n if design.table is not None else design.block(rows)
+        for start in range(0, design.n, block):
+            stop = min(start + block, design.n)
+            products = design.products(start, stop)
+            weights = _buffer("taylor", (rows, stop - start), design.dtype)
+            np.multiply(design.XyT[:, start:stop], third[start:stop], out=weights[:d], casting="same_kind")
+            if order >= 3:
+                np.multiply(products, fourth[start:stop], out=weights[d:], casting="same_kind")
+            packed += weights @ products.T
+        packed /= design.n
+        T = design.symmetric(packed[:d])  # T[a] = sum_i l'''(z_i) x_ia x_i x_i^T / n
+        Q = packed[d:] if order >= 3 else None
+    return _Start(w, G[0], H[0], T, Q)
+
+
+def _taylor_start(design, start, G, newton):
+    r"""Steps :math:`\delta_j` from the shared start that solve the Taylor model of each problem's gradient.
+
+    Near the start :math:`w_0` every problem's gradient is :math:`m_j(\delta) = g_j + H_0\delta +
+    \frac12 T[\delta,\delta] + \frac16 Q[\delta,\delta,\delta] + O(\lVert\delta\rVert^4)` with
+    :math:`g_j = g_0 + b_j/n`, and :math:`H_0, T, Q` are shared by the whole batch: this is the Taylor
+    expansion of the minimiser as a function of :math:`b`. The Newton step :math:`-H_0^{-1}g_j` solves
+    the first-order model; a few Newton iterations on the :math:`d`-dimensional model (second order
+    when ``start.Q`` is ``None``, else third) refine it, at :math:`O(d^4)` operations per problem and
+    no pass over the data. Returns the steps, which problems use the refined one (``trust``) and the
+    model's Jacobian :math:`H_0 + T[\delta] + \frac12 Q[\delta,\delta]` at it, a Hessian estimate at
+    the trial point. A problem trusts the model when its higher-order terms at the Newton step are at
+    most ``_TAYLOR_TRUST`` times :math:`\lVert g_j\rVert` and the model iteration converged; otherwise
+    it keeps the Newton step. Either way the step is only a trial for the solver's line search.
+    """
+    k, d = G.shape
+    T = start.T.reshape(d * d, d)  # row (a, b), column c
+    rows, cols = design.upper
+    pair_weight = np.where(rows == cols, 1.0, 2.0)
+
+    def model(D):
+        J = start.H + (D @ T.T).reshape(k, d, d)  # H_0 + T[delta]
+        M = G + np.einsum("kab,kb->ka", J, D) - 0.5 * np.einsum("kab,kb->ka", J - start.H, D)
+        if start.Q is not None:
+            QDD = design.symmetric((D[:, rows] * D[:, cols] * pair_weight) @ start.Q)  # Q[delta, delta]
+            J += 0.5 * QDD
+            M += np.einsum("kab,kb->ka", QDD, D) / 6.0
+        return M, J
+
+    g_norm = np.linalg.norm(G, axis=1)
+    D = newton.copy()
+    for iteration in range(_TAYLOR_ITERATIONS):
+        M, J = model(D)
+        if iteration == 0:  # at the Newton step M holds the higher-order terms alone
+            trust = np.linalg.norm(M, axis=1) <= _TAYLOR_TRUST * g_norm
+        D -= np.linalg.solve(J, M[:, :, None])[:, :, 0]
+    M, J = model(D)
+    trust &= np.all(np.isfinite(D), axis=1) & (np.linalg.norm(M, axis=1) <= 1e-3 * g_norm)
+    return np.where(trust[:, None], D, newton), trust, J
+
+
+def _bfgs_update(H, s, y):
+    """BFGS update of Hessian estimates H (k, d, d) with steps s and gradient changes y (k, d).
+
+    The updated estimate maps s to y (the secant condition) and stays positive definite: y^T s >=
+    (lam + Delta) ||s||^2 > 0 for a strongly convex objective; rows where rounding breaks this keep H.
+    """
+    Hs = np.einsum("kab,kb->ka", H, s)
+    sHs = np.einsum("ka,ka->k", s, Hs)
+    ys = np.einsum("ka,ka->k", y, s)
+    usable = (sHs > 0) & (ys > 0)
+    sHs, ys = np.where(usable, sHs, 1.0), np.where(usable, ys, 1.0)
+    change = y[:, :, None] * y[:, None, :] / ys[:, None, None] - Hs[:, :, None] * Hs[:, None, :] / sHs[:, None, None]
+    return H + np.where(usable[:, None, None], change, 0.0)
+
+
+def _taylor_order(loss, d, k):
+    """Order of the Taylor start: 3 when the shared tensors cost less than a pass over the batch, else 2 or 1.
+
+    T costs n d^2 (d + 1) / 2 operations and Q about n (d(d+1)/2)^2, once per solve; one pass over a
+    batch of k problems costs about 2 n d k.
+    """
+    m = d * (d + 1) // 2
+    if not hasattr(loss, "third_derivative") or m > k:
+        return 1
+    return 3 if hasattr(loss, "fourth_derivative") and m * m <= 2 * d * k else 2
+
+
+def _newton(design, B, start, reg, loss, tol, max_iter, taylor=None):
+    """Damped Newton for the equations grad J_j(w) = 0, one per row of B, from the shared ``start``.
+
+    Returns (W, grad_norm, n_iter). The step length is chosen by backtracking (Armijo) on the merit
+    function phi = ||grad J||^2 / 2, whose slope along the Newton direction p = -H^{-1} g is -||g||^2:
+    accept t when phi(w + t p) <= (1 - 2 sigma t) phi(w). Because J is (lam + Delta)-strongly convex,
+    H >= (lam + Delta) I is uniformly invertible and this damped Newton method converges from any start
+    (Dennis & Schnabel, Numerical Methods for Unconstrained Optimization, Section 6.5); the root of
+    grad J is the unique minimiser. It needs only l' and l'' -- one exponential per margin for the
+    logistic loss, no logarithms.
+
+    The first iteration starts from ``start`` and uses its shared Hessian; with ``taylor`` (the output
+    of :func:`_taylor_start` for the rows of B) the first trial is the Taylor step, and a problem whose
+    trial fails the Armijo test retries the Newton step -H_0^{-1} g_j (full length, then halving) in
+    the same iteration.
+
+    Where the Hessians come from (only accuracy of the *direction* depends on them; every stopping
+    test uses a float64 gradient): after an accepted third-order Taylor trial, the model's Jacobian
+    serves as the Hessian if the gradient there is at most sqrt(tol) (the model was good); a problem
+    whose gradient exceeds sqrt(tol) will surely need another step, so its Hessian at the trial point
+    is accumulated in the same pass as the gradient, in float32; any other problem that needs a
+    Hessian gets it afterwards, in float32 if its gradient norm exceeds ``_SINGLE_HESSIAN_ABOVE * tol``
+    and in float64 otherwise (module docstring).
+    """
+    n, d = design.n, design.d
     k = B.shape[0]
-    W = np.array(W0, dtype=float, copy=True)
-    first, second = loss.derivatives((W[:1] if shared_start else W) @ Xy.T)
-    if shared_start:
-        first, second = np.repeat(first, k, axis=0), np.repeat(second, k, axis=0)
-    G = reg * W + B / n + (first @ Xy) / n
+    target = 0.5 * tol**2
+    target_speculate = 0.5 * tol
+    W = np.repeat(start.w[None, :], k, axis=0)
+    G = start.g + B / n
     merit = 0.5 * np.einsum("kd,kd->k", G, G)
+    H = np.empty((k, d, d))
+    hessian = np.zeros(k, dtype=np.int8)  # 0: none at the current point, 1: computed, 2: the Taylor model's
     n_iter = np.zeros(k, dtype=int)
     stalled = np.zeros(k, dtype=bool)
-    diagonal = np.arange(d)
+    first_iteration = True
     while True:
-        active = np.flatnonzero((merit > 0.5 * tol**2) & ~stalled & (n_iter < max_iter))
+        active = np.flatnonzero((merit > target) & ~stalled & (n_iter < max_iter))
         if active.size == 0:
             return W, np.sqrt(2.0 * merit), n_iter
-        if shared_start and not n_iter.any():
-            H = outer.weighted_sums(second[:1]).reshape(d, d) / n
-            H[diagonal, diagonal] += reg
-            P = np.linalg.solve(H, -G[active].T).T
+        fallback = None
+        on_model = np.zeros(active.size, dtype=bool)  # trial is a third-order Taylor step: no speculation
+        if first_iteration:
+            P = np.linalg.solve(start.H, -G[active].T).T
+            if taylor is not None:
+                fallback = P
+                P, on_taylor, J = (part[active] for part in taylor)
+                if start.Q is not None:
+                    on_model = on_taylor.copy()
+            first_iteration = False
         else:
-            H = outer.weighted_sums(second[active]).reshape(active.size, d, d) / n
-            H[:, diagonal, diagonal] += reg
-            P = np.linalg.solve(H, -G[active][:, :, None])[:, :, 0]
+            distrusted = active[(hessian[active] == 2) & (merit[active] > target_speculate)]
+            hessian[distrusted] = 0
+            missing = active[hessian[active] == 0]
+            if missing.size:
+                H[missing] = _evaluate(design, W[missing], B[missing], reg, loss, np.arange(missing.size))[1]
+            P = np.linalg.solve(H[active], -G[active][:, :, None])[:, :, 0]
+        carry = hessian[active] == 2  # approximate Hessians, carried along the step by a secant update
+        hessian[active] = 0
         step = np.ones(active.size)
         pending = np.arange(active.size)
         for _ in range(_MAX_HALVINGS):
             rows = active[pending]
             W_try = W[rows] + step[pending, None] * P[pending]
-            f_try, s_try = loss.derivatives(W_try @ Xy.T)
-            G_try = reg * W_try + B[rows] / n + (f_try @ Xy) / n
+            speculate = np.flatnonzero((merit[rows] > target_speculate) & ~on_model[pending])
+            G_try, H_try = _evaluate(design, W_try, B[rows], reg, loss, speculate if speculate.size else None)
             merit_try = 0.5 * np.einsum("kd,kd->k", G_try, G_try)
             ok = merit_try <= (1.0 - 2.0 * _ARMIJO * step[pending]) * merit[rows]
             good = rows[ok]
+            secant = ok & carry[pending]
+            if secant.any():
+                moved = rows[secant]
+                H[moved] = _bfgs_update(H[moved], W_try[secant] - W[moved], G_try[secant] - G[moved])
+                hessian[moved] = 2
             W[good], G[good], merit[good] = W_try[ok], G_try[ok], merit_try[ok]
-            first[good], second[good] = f_try[ok], s_try[ok]
+            if H_try is not None:
+                kept = ok[speculate]
+                H[rows[speculate[kept]]] = H_try[kept]
+                hessian[rows[speculate[kept]]] = 1
+            modelled = ok & on_model[pending]
+            if modelled.any():
+                H[rows[modelled]] = J[pending[modelled]]
+                hessian[rows[modelled]] = 2
             pending = pending[~ok]
-            step[pending] *= 0.5
             if pending.size == 0:
                 break
+            if fallback is not None:
+                retry = on_taylor[pending]
+                P[pending[retry]] = fallback[pending[retry]]
+                on_taylor[pending[retry]] = on_model[pending[retry]] = False
+                step[pending[~retry]] *= 0.5
+            else:
+                step[pending] *= 0.5
         n_iter[active] += 1
         stalled[active[pending]] = True
 
@@ -205,16 +495,20 @@ def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, delta=0.0, hube
         emitted for problems that did not reach ``tol``.
     warm_start : bool
         For a batch (``b`` of shape (k, d), k > 1), start every problem from the minimiser of the
-        unperturbed problem (:math:`b = 0`, same :math:`\lambda + \Delta`), solved first. The minimisers
-        are unique, so this changes only the path, not the answer.
+        unperturbed problem (:math:`b = 0`, same :math:`\lambda + \Delta`), solved first; for the
+        logistic loss, when :math:`d(d+1)/2 \le k`, the first trial is the Taylor expansion of each
+        minimiser around it (module docstring). The minimisers are unique, so this changes only the
+        path, not the answer.
     chunk_size : int or None
-        Problems solved together. ``None`` picks about 2^19 / n problems per chunk (margins of one
-        chunk stay in cache), a function of n only. Chunks are independent, so the result does not
-        depend on the chunk size beyond rounding, and never on ``n_threads``.
+        Most problems solved together: the batch is split into the fewest chunks of at most
+        ``chunk_size`` problems, of equal sizes (up to one). ``None`` allows about 2^21 / n problems per
+        chunk (at least 8), a function of n only. Chunks are independent: the result never depends on
+        ``n_threads``, and on the chunking only through rounding.
     n_threads : int or None
         Threads that solve chunks concurrently (NumPy releases the GIL in its kernels); ``None`` uses
-        every core. BLAS runs single-threaded inside the solver: its products are small, and
-        multi-threaded BLAS stalls badly on a busy machine.
+        every core, or ``OMP_NUM_THREADS`` when that is set (joblib and Dask set it to 1 in their
+        workers, which already run one task per core). BLAS runs single-threaded inside the solver:
+        its products are small, and multi-threaded BLAS stalls badly on a busy machine.
 
     Returns
     -------
@@ -230,7 +524,7 @@ def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, delta=0.0, hube
         raise ValueError(f"X must be (n, d) and y (n,), got {X.shape} and {y.shape}.")
     if not np.all(np.abs(y) == 1):
         raise ValueError("y must take values in {-1, +1}; use dplr.validation.encode_binary_labels first.")
-    n_threads = os.cpu_count() or 1 if n_threads is None else int(n_threads)
+    n_threads = _default_threads() if n_threads is None else int(n_threads)
     if chunk_size is None:
         chunk_size = max(8, _CHUNK_ELEMENTS // X.shape[0])
     if int(chunk_size) < 1 or n_threads < 1:
@@ -239,18 +533,27 @@ def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, delta=0.0, hube
     B, single = _as_batch(b, 1, d)
     k = B.shape[0]
     reg = lam + delta
-    Xy = X * y[:, None]
-    outer = _OuterProducts(Xy)
+    radius2 = float(np.max(np.einsum("ij,ij->i", X, X))) if n else 0.0
+    low_precision = reg >= _SINGLE_PRECISION_REG * loss.curvature * radius2
+    design = _Design(X * y[:, None], np.float32 if low_precision else np.float64)
 
-    chunks = [slice(i, min(i + int(chunk_size), k)) for i in range(0, k, int(chunk_size))]
+    n_chunks = -(-k // int(chunk_size))
+    bounds = [k * i // n_chunks for i in range(n_chunks + 1)]
+    chunks = [slice(bounds[i], bounds[i + 1]) for i in range(n_chunks)]
     with _THREADPOOLS.limit(limits=1, user_api="blas"):
-        start = np.zeros((1, d))
+        start = _start_at(design, np.zeros(d), reg, loss)
         if warm_start and k > 1:
-            start, _, _ = _newton(Xy, outer, np.zeros((1, d)), start, reg, loss, tol, max_iter)
+            w0, _, _ = _newton(design, np.zeros((1, d)), start, reg, loss, tol, max_iter)
+            start = _start_at(design, w0[0], reg, loss, order=_taylor_order(loss, d, k))
+
+        taylor = None
+        if start.T is not None:  # per problem: computing it for the whole batch at once changes nothing
+            G = start.g + B / n
+            taylor = _taylor_start(design, start, G, np.linalg.solve(start.H, -G.T).T)
 
         def solve(chunk):
-            return _newton(Xy, outer, B[chunk], np.repeat(start, chunk.stop - chunk.start, axis=0), reg, loss, tol,
-                           max_iter, shared_start=True)
+            return _newton(design, B[chunk], start, reg, loss, tol, max_iter,
+                           None if taylor is None else tuple(part[chunk] for part in taylor))
 
         if n_threads > 1 and len(chunks) > 1:
             with ThreadPoolExecutor(min(n_threads, len(chunks))) as pool:

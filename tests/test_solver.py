@@ -83,3 +83,55 @@ def test_warns_when_not_converged():
     with pytest.warns(ConvergenceWarning, match="did not reach"):
         result = solve_regularized_erm(X, y, 1e-4, max_iter=1)
     assert not result.converged
+
+
+def _gradient_norms(W, X, y, lam, loss="logistic", b=None, delta=0.0):
+    return np.linalg.norm(regularized_erm_gradient(W, X, y, lam, loss, b=b, delta=delta), axis=1)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "huber"])
+def test_results_do_not_depend_on_threads_and_only_by_rounding_on_chunks(loss):
+    X, y = _problem(3000, 5, seed=21)
+    B = sample_vector_laplace(0.02, 5, size=90, random_state=5)
+    runs = {(chunk, threads): solve_regularized_erm(X, y, 0.01, loss, b=B, chunk_size=chunk, n_threads=threads)
+            for chunk in (None, 7, 90) for threads in (1, 3)}
+    for (chunk, threads), result in runs.items():
+        assert result.converged and np.all(_gradient_norms(result.coef, X, y, 0.01, loss, b=B) <= 1e-8)
+        # same chunks, any number of threads: bit for bit
+        np.testing.assert_array_equal(result.coef, runs[(chunk, 1)].coef)
+        np.testing.assert_array_equal(result.n_iter, runs[(chunk, 1)].n_iter)
+        # other chunks: the same minimisers (||w - w*|| <= ||grad|| / lam)
+        np.testing.assert_allclose(result.coef, runs[(None, 1)].coef, atol=2e-6)
+
+
+def test_taylor_start_gives_the_minimisers_of_one_at_a_time_solves():
+    # d = 4 and k = 40: the batch uses the third-order Taylor start and the model's Hessian estimate.
+    X, y = _problem(2000, 4, seed=13)
+    B = sample_vector_laplace(0.05, 4, size=40, random_state=2)
+    batch = solve_regularized_erm(X, y, 0.01, b=B, delta=0.002)
+    assert batch.converged and np.all(batch.n_iter <= 6)
+    singles = np.array([solve_regularized_erm(X, y, 0.01, b=b, delta=0.002, tol=1e-12).coef for b in B])
+    np.testing.assert_allclose(batch.coef, singles, atol=1e-6)  # ||w - w*|| <= tol / (lam + delta)
+    assert np.all(_gradient_norms(batch.coef, X, y, 0.01, b=B, delta=0.002) <= 1e-8)
+    cold = solve_regularized_erm(X, y, 0.01, b=B, delta=0.002, warm_start=False)
+    np.testing.assert_allclose(batch.coef, cold.coef, atol=1e-6)
+
+
+def test_tiny_lambda_uses_double_precision_hessians_and_still_converges():
+    X, y = _problem(1500, 5, seed=4, noise=0.0)  # separable: the minimiser is far out
+    B = sample_vector_laplace(0.5, 5, size=30, random_state=8)
+    result = solve_regularized_erm(X, y, 1e-6, b=B, max_iter=200)
+    assert result.converged
+    assert np.all(_gradient_norms(result.coef, X, y, 1e-6, b=B) <= 1e-8)
+
+
+def test_block_built_products_give_the_same_minimisers(monkeypatch):
+    import dplr.solver as solver
+
+    X, y = _problem(2500, 6, seed=9)
+    B = sample_vector_laplace(0.05, 6, size=60, random_state=1)
+    kept = solve_regularized_erm(X, y, 0.01, b=B).coef
+    monkeypatch.setattr(solver, "_TABLE_MAX", 100)  # tables too large to keep: built block by block
+    rebuilt = solve_regularized_erm(X, y, 0.01, b=B).coef
+    np.testing.assert_allclose(rebuilt, kept, atol=2e-6)
+    assert np.all(_gradient_norms(rebuilt, X, y, 0.01, b=B) <= 1e-8)
