@@ -22,10 +22,11 @@ misclassified test points.
 
 Everything the experiments run is a :class:`Task` -- one data set, one fold, one training size,
 one method, one :math:`\varepsilon`, one *reading* (:class:`Reading`) -- and returns the test error
-of each of its restarts. :func:`run_tasks` runs any list of tasks with joblib. Every task draws its
-randomness from its own stream, ``numpy.random.SeedSequence(seed, spawn_key=key)``, where ``key``
-is computed from the task's identity (data set, fold, training size, algorithm) and never from the
-worker or the order of execution; this is the mechanism ``SeedSequence.spawn`` uses, addressed by
+of each of its restarts. :func:`run_tasks` runs any list of tasks with joblib or on a Dask cluster
+(:mod:`dplr.parallel`). Every task draws its randomness from its own stream,
+``numpy.random.SeedSequence(seed, spawn_key=key)``, where ``key`` is computed from the task's
+identity (data set, fold, training size, algorithm) and never from the worker or the order of
+execution; this is the mechanism ``SeedSequence.spawn`` uses, addressed by
 content instead of by position. So results are identical for any ``n_jobs``. The key deliberately
 leaves out :math:`\varepsilon`, the form of Algorithm 2, :math:`\lambda` and the algorithmic
 readings: all of these reuse the same underlying Gamma and Gaussian draws (*common random
@@ -43,7 +44,6 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 from sklearn.model_selection import KFold
 
 from dplr.algorithms import (
@@ -54,6 +54,7 @@ from dplr.algorithms import (
     standard_erm,
 )
 from dplr.data import make_separable, make_unseparable
+from dplr.parallel import run_calls
 from dplr.solver import solve_regularized_erm
 from dplr.stats import jackknife_se, t_interval
 
@@ -401,10 +402,7 @@ def run_tasks(tasks, seed=DEFAULT_SEED, n_jobs=1):
     The largest tasks go first for load balance; no result depends on the order or on ``n_jobs``.
     """
     unique = sorted(set(tasks), key=lambda t: -t.cost)
-    if n_jobs == 1:
-        outputs = [_timed(t, seed) for t in unique]
-    else:
-        outputs = Parallel(n_jobs=n_jobs, backend="loky")(delayed(_timed)(t, seed) for t in unique)
+    outputs = run_calls([(_timed, (t, seed)) for t in unique], n_jobs)
     errors = {t: out[0] for t, out in zip(unique, outputs)}
     seconds = {t: out[1] for t, out in zip(unique, outputs)}
     return errors, seconds
@@ -866,9 +864,8 @@ class Replication:
 
 
 def _parallel(calls, n_jobs):
-    if n_jobs == 1:
-        return [fn(*args) for fn, args in calls]
-    return Parallel(n_jobs=n_jobs, backend="loky")(delayed(fn)(*args) for fn, args in calls)
+    # locally on n_jobs processes, or on the Dask cluster of dplr.parallel.use_scheduler
+    return run_calls(calls, n_jobs)
 
 
 def run_replication(seed=DEFAULT_SEED, n_jobs=2, n_restarts=PAPER_RESTARTS, variants=FIGURE1_VARIANTS,

@@ -1,0 +1,58 @@
+"""dplr.parallel: the same results in this process, on joblib workers and on a Dask cluster."""
+import numpy as np
+import pytest
+
+from dplr.experiments import Figure1Variant, run_replication
+from dplr.parallel import active_client, progress, run_calls, use_scheduler
+
+SMALL = dict(seed=3, n_restarts=4, n_total=500, n_holdout=300, sizes=(200, 400), epsilons=(0.05, 0.2),
+             epsilon_n=300, variants=(Figure1Variant("default", "d"), Figure1Variant("lambda=tuned", "t", lam=None)))
+
+
+def _draw(seed, size):
+    return np.random.default_rng(seed).standard_normal(size)
+
+
+def _worker_address():
+    from distributed import get_worker
+
+    return get_worker().address  # raises ValueError outside a Dask worker
+
+
+def test_run_calls_keeps_the_order_and_the_results_of_the_serial_run(capsys):
+    calls = [(_draw, (seed, 3)) for seed in range(7)]
+    serial = run_calls(calls)
+    with progress("draws"):
+        pooled = run_calls(calls, n_jobs=2)
+    for a, b in zip(serial, pooled):
+        np.testing.assert_array_equal(a, b)
+    assert "draws" in capsys.readouterr().err  # the progress bar went to stderr
+    assert run_calls([]) == []
+
+
+def _same_replication(a, b):
+    assert a.errors.keys() == b.errors.keys()
+    for task, errors in a.errors.items():
+        np.testing.assert_array_equal(errors, b.errors[task])
+    for kind in a.tuning:
+        np.testing.assert_array_equal(a.tuning[kind].fold_errors, b.tuning[kind].fold_errors)
+    assert a.fitted_epsilon == b.fitted_epsilon
+    assert a.figure1_table().equals(b.figure1_table())
+
+
+def test_a_dask_cluster_on_loopback_gives_the_serial_results():
+    distributed = pytest.importorskip("distributed")
+    serial = run_replication(n_jobs=1, **SMALL)
+    # A scheduler and two single-threaded workers on 127.0.0.1 over TCP, the way --scheduler connects.
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tcp://127.0.0.1:")
+        with use_scheduler(address) as client:
+            assert active_client() is client
+            where = run_calls([(_worker_address, ())] * 4)
+            on_dask = run_replication(n_jobs=2, **SMALL)
+            workers = client.run(lambda: True)  # both workers answered and are still up
+        assert active_client() is None
+    assert len(workers) == 2 and set(where) <= set(workers)  # the calls ran on the cluster's workers
+    _same_replication(serial, on_dask)
