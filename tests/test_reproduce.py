@@ -1,0 +1,63 @@
+"""python -m dplr reproduce: targets, help, files, and the numbers of the experiments."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dplr import experiments as ex
+from dplr import reproduce as rp
+
+
+def test_help_lists_every_target_and_group():
+    result = subprocess.run([sys.executable, "-m", "dplr", "reproduce", "--help"], capture_output=True, text=True,
+                            check=True)
+    for name in list(rp.TARGETS) + list(rp.GROUPS):
+        assert f"  {name} " in result.stdout
+    for option in ("--out", "--restarts", "--seed", "--workers", "--scheduler"):
+        assert option in result.stdout
+    assert {t.source for t in rp.TARGETS.values()} == {"paper", "thesis"}
+
+
+def test_targets_resolve_in_a_fixed_order_each_once():
+    names = [t.name for t in rp.resolve_targets(["figure2b", "paper", "figure1"])]
+    assert names == list(rp.GROUPS["paper"])
+    assert [t.name for t in rp.resolve_targets(["all"])] == list(rp.TARGETS)
+    with pytest.raises(ValueError, match="unknown target"):
+        rp.resolve_targets(["figure3"])
+    with pytest.raises(SystemExit):
+        rp.main(["reproduce", "figure3"])
+    with pytest.raises(SystemExit):
+        rp.main(["reproduce", "figure1", "--restarts", "1"])
+
+
+def test_figure1_files_hold_the_numbers_of_the_experiments(tmp_path):
+    rp.main(["reproduce", "figure1", "--restarts", "3", "--workers", "1", "--seed", "11", "--out", str(tmp_path),
+             "--quiet"])
+    table = pd.read_csv(tmp_path / "figure1.csv")
+    record = json.loads((tmp_path / "reproduce.json").read_text())
+    assert (tmp_path / "figure1.png").stat().st_size > 10_000
+    assert record["targets"] == ["figure1"] and record["files"] == ["figure1.csv", "figure1.png"]
+    assert record["seed"] == 11 and record["restarts"] == 3 and set(record["seconds"]) == {"paper", "total"}
+    # six published numbers with Algorithm 2 as printed, and the corrected Algorithm 2 on both data sets
+    assert len(table) == 8 and (table.form == "corrected").sum() == 2
+    # the same cell computed directly from dplr.experiments, with the same seed: the same mean
+    cell = ex.Task(ex.DataSpec("unseparable"), 0, "objective", epsilon=ex.PAPER_EPSILON, form="nips2008",
+                   n_restarts=3)
+    errors, _ = ex.run_tasks(ex.expand([cell]), seed=11)
+    row = table[(table.data == "unseparable") & (table.method == "objective") & (table.form == "nips2008")].iloc[0]
+    assert row["mean"] == pytest.approx(float(ex.cell_errors(errors, cell).mean()), rel=1e-5)
+
+
+def test_the_thesis_shim_swaps_the_runner_and_restores_it():
+    from dplr import thesis_study
+    from dplr.parallel import run_calls
+
+    original = thesis_study._parallel
+    with rp._thesis_tasks_through_dplr_parallel():
+        assert thesis_study._parallel is run_calls
+        calls = [(np.add, (1, 2)), (np.multiply, (3, 4))]
+        assert thesis_study._parallel(calls, 1) == original(calls, 1) == [3, 12]
+    assert thesis_study._parallel is original
