@@ -88,7 +88,7 @@ def resolve_targets(names):
 # --------------------------------------------------------------------------------------------------
 # Computing
 # --------------------------------------------------------------------------------------------------
-def run_paper(targets, seed=None, n_jobs=1, n_restarts=None):
+def run_paper(targets, seed=None, n_jobs=1, n_restarts=None, show_progress=True):
     """The :class:`dplr.experiments.Replication` with exactly the cells the paper targets need."""
     from dplr import experiments as ex
 
@@ -103,7 +103,7 @@ def run_paper(targets, seed=None, n_jobs=1, n_restarts=None):
             parts[part] += [c for c in cells if c not in parts[part]]
     tasks = [task for cells in parts.values() for task in ex.expand(cells)]
     start = time.perf_counter()
-    with progress(f"paper: {len(set(tasks))} tasks"):
+    with progress(f"paper: {len(set(tasks))} tasks", enabled=show_progress):
         errors, seconds = ex.run_tasks(tasks, seed, n_jobs)
     wall = {"tasks": time.perf_counter() - start}
     return ex.Replication(seed, n_restarts, errors, seconds, parts, {}, wall, (ex.FIGURE1_VARIANTS[0],))
@@ -130,14 +130,14 @@ def _thesis_tasks_through_dplr_parallel():
         thesis_study._parallel = original
 
 
-def run_thesis(seed=None, n_jobs=1, n_restarts=None):
+def run_thesis(seed=None, n_jobs=1, n_restarts=None, show_progress=True):
     """:func:`dplr.thesis_study.run_thesis_study` with the given seed, workers and restarts."""
     from dplr import thesis as th
     from dplr import thesis_study as ts
 
     seed = th.THESIS_SEED if seed is None else seed
     n_restarts = th.THESIS_RESTARTS if n_restarts is None else n_restarts
-    with _thesis_tasks_through_dplr_parallel(), progress("thesis: tasks"):
+    with _thesis_tasks_through_dplr_parallel(), progress("thesis: tasks", enabled=show_progress):
         return ts.run_thesis_study(seed=seed, n_jobs=n_jobs, n_restarts=n_restarts)
 
 
@@ -333,15 +333,14 @@ def reproduce(names, out="reproduced", seed=None, n_restarts=None, workers=None,
     with contextlib.ExitStack() as stack:
         if scheduler:
             stack.enter_context(use_scheduler(scheduler))
-        if quiet:
-            stack.enter_context(progress(enabled=False))
         for source in sources:
             start = time.perf_counter()
             log(f"[{source}] running on {'the Dask cluster at ' + scheduler if scheduler else f'{workers} worker(s)'}")
             if source == "paper":
-                results["paper"] = run_paper([t for t in targets if t.source == "paper"], seed, workers, n_restarts)
+                results["paper"] = run_paper([t for t in targets if t.source == "paper"], seed, workers, n_restarts,
+                                             not quiet)
             else:
-                results["thesis"] = run_thesis(seed, workers, n_restarts)
+                results["thesis"] = run_thesis(seed, workers, n_restarts, not quiet)
             record["seconds"][source] = round(time.perf_counter() - start, 2)
             log(f"[{source}] done in {record['seconds'][source]:.1f} s")
     set_book_style()

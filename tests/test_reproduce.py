@@ -33,9 +33,10 @@ def test_targets_resolve_in_a_fixed_order_each_once():
         rp.main(["reproduce", "figure1", "--restarts", "1"])
 
 
-def test_figure1_files_hold_the_numbers_of_the_experiments(tmp_path):
+def test_figure1_files_hold_the_numbers_of_the_experiments(tmp_path, capsys):
     rp.main(["reproduce", "figure1", "--restarts", "3", "--workers", "1", "--seed", "11", "--out", str(tmp_path),
              "--quiet"])
+    assert capsys.readouterr().err == ""  # --quiet: no progress bars, no messages
     table = pd.read_csv(tmp_path / "figure1.csv")
     record = json.loads((tmp_path / "reproduce.json").read_text())
     assert (tmp_path / "figure1.png").stat().st_size > 10_000
