@@ -16,17 +16,22 @@ scipy gets its fastest fair configuration on this machine:
   guarantees ||grad|| <= 1e-8 (a smaller gtol only adds iterations); a run that stops above the
   tolerance anyway is restarted from where it stopped; its memory (maxcor) is the default, 10, which
   is as fast as 5, 20 or 50 here;
-* two starts: w = 0, and the warm start dplr uses (the unperturbed minimiser, solved once outside the
-  timing);
+* two starts: w = 0, and the warm start dplr uses, the unperturbed minimiser (b = 0), which the loop
+  solves first with L-BFGS-B, inside the timing, as dplr does;
 * a loop on one core, and the same loop split over all cores with joblib (processes, the restarts in
   equal blocks, data sent once per block).
 
 dplr runs on one thread and on all cores. Each variant is timed --repeats times, the variants taking
 turns so that a busy machine slows them alike; the best wall time of each is reported, with the CPU
-time of that run (for the one-core variants). Two speed-ups are printed: on one core (dplr on one
-thread against the faster one-core scipy loop) and on all cores (dplr on all cores against the fastest
-scipy variant, any core count). The last line is `speedup: <ratio>`, the all-cores one: each side on
-the whole machine.
+time of that run (for the one-core variants). On a busy machine a short run finds a quiet moment more
+easily than a long one, which flatters the faster solver's wall time: the CPU times are the check.
+
+Two speed-ups are printed. The headline, on the last line as `speedup: <ratio>`, compares equal
+resources -- the batched solver on one thread against the faster one-core scipy loop -- which is the
+comparison the task poses (a batch against a per-fit loop). The other gives each side the whole
+machine (dplr's threads against scipy's loop split over processes): the loop splits perfectly, while
+the batch has a serial start (the unperturbed minimiser and the shared Taylor tensors), so this ratio
+is lower on a machine with idle cores.
 
 Run with the project's environment:  .venv/bin/python benchmarks/solver_benchmark.py [--restarts 200]
 """
@@ -63,26 +68,30 @@ def _fun_and_grad(w, XyT, b, reg):
     return value, reg * w + (b - XyT @ s) / n
 
 
-def scipy_loop(XyT, reg, B, W_start):
-    """One L-BFGS-B run per restart; a run that stops above TOL is restarted from its end point."""
+def _lbfgsb(XyT, reg, b, w):
+    """L-BFGS-B from w to ||grad|| <= TOL; a run that stops above TOL is restarted from its end point."""
+    gtol = TOL / np.sqrt(len(w))  # max |g_i| <= TOL / sqrt(d) implies ||g|| <= TOL
+    for _ in range(5):
+        w = minimize(_fun_and_grad, w, args=(XyT, b, reg), jac=True, method="L-BFGS-B",
+                     options={"gtol": gtol, "ftol": 0.0, "maxiter": 10_000}).x
+        if np.linalg.norm(_fun_and_grad(w, XyT, b, reg)[1]) <= TOL:
+            break
+    return w
+
+
+def scipy_loop(XyT, reg, B, warm):
+    """One L-BFGS-B run per restart, from w = 0 or (``warm``) from the unperturbed minimiser, solved here first."""
     coefs = np.empty_like(B)
-    gtol = TOL / np.sqrt(B.shape[1])  # max |g_i| <= TOL / sqrt(d) implies ||g|| <= TOL
     with threadpool_limits(limits=1, user_api="blas"):
+        start = _lbfgsb(XyT, reg, np.zeros(B.shape[1]), np.zeros(B.shape[1])) if warm else np.zeros(B.shape[1])
         for j, b in enumerate(B):
-            w = W_start[j].copy()
-            for _ in range(5):
-                result = minimize(_fun_and_grad, w, args=(XyT, b, reg), jac=True, method="L-BFGS-B",
-                                  options={"gtol": gtol, "ftol": 0.0, "maxiter": 10_000})
-                w = result.x
-                if np.linalg.norm(_fun_and_grad(w, XyT, b, reg)[1]) <= TOL:
-                    break
-            coefs[j] = w
+            coefs[j] = _lbfgsb(XyT, reg, b, start.copy())
     return coefs
 
 
-def scipy_loop_parallel(XyT, reg, B, W_start, n_jobs, pool):
+def scipy_loop_parallel(XyT, reg, B, warm, n_jobs, pool):
     blocks = np.array_split(np.arange(B.shape[0]), n_jobs)
-    parts = pool(delayed(scipy_loop)(XyT, reg, B[idx], W_start[idx]) for idx in blocks)
+    parts = pool(delayed(scipy_loop)(XyT, reg, B[idx], warm) for idx in blocks)
     return np.concatenate(parts)
 
 
@@ -109,8 +118,7 @@ def main():
 
     XyT = np.ascontiguousarray((X * y[:, None]).T)
     reg = lam + cal.delta
-    w_unperturbed = solve_regularized_erm(X, y, lam, delta=cal.delta, tol=TOL).coef
-    starts = {"w=0": np.zeros_like(B), "warm start": np.repeat(w_unperturbed[None, :], len(B), axis=0)}
+    starts = {"w=0": False, "warm start": True}
     pool = Parallel(n_jobs=cores, backend="loky")
     pool.__enter__()  # workers started once, outside the timings
     pool(delayed(np.zeros)(1) for _ in range(cores))
@@ -120,10 +128,10 @@ def main():
         f"dplr batched Newton, {cores} threads": (cores, lambda: solve_regularized_erm(
             X, y, lam, b=B, delta=cal.delta, tol=TOL, n_threads=cores).coef),
     }
-    for name, W0 in starts.items():
-        runs[f"scipy loop from {name}, 1 core"] = (1, lambda W0=W0: scipy_loop(XyT, reg, B, W0))
-        runs[f"scipy loop from {name}, {cores} processes"] = (cores, lambda W0=W0: scipy_loop_parallel(
-            XyT, reg, B, W0, cores, pool))
+    for name, warm in starts.items():
+        runs[f"scipy loop from {name}, 1 core"] = (1, lambda warm=warm: scipy_loop(XyT, reg, B, warm))
+        runs[f"scipy loop from {name}, {cores} processes"] = (cores, lambda warm=warm: scipy_loop_parallel(
+            XyT, reg, B, warm, cores, pool))
     best = {name: (np.inf, np.nan, None) for name in runs}
     for _ in range(args.repeats):
         for name, (_, run) in runs.items():
@@ -152,8 +160,11 @@ def main():
     dplr_all = min(dplr_one, best[f"dplr batched Newton, {cores} threads"][0])
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"load average {load:.1f} at end")
-    print(f"speedup on one core (dplr 1 thread vs fastest 1-core scipy loop): {one_core / dplr_one:.1f}")
-    print(f"speedup: {any_cores / dplr_all:.1f}")
+    print(f"speedup on all cores (fastest dplr vs fastest scipy variant): {any_cores / dplr_all:.1f}")
+    cpu_dplr = best["dplr batched Newton, 1 thread"][1]
+    print(f"speedup on one core, by CPU time: {best['scipy loop from warm start, 1 core'][1] / cpu_dplr:.1f}"
+          f" from the warm start, {best['scipy loop from w=0, 1 core'][1] / cpu_dplr:.1f} from w = 0")
+    print(f"speedup: {one_core / dplr_one:.1f}")
 
 
 if __name__ == "__main__":

@@ -80,18 +80,19 @@ _ARMIJO = 1e-4
 _MAX_HALVINGS = 60
 # Largest table of products x_ia x_ib (a <= b; n x d(d+1)/2 entries) kept for the whole solve; beyond
 # it the table is rebuilt block by block at every Hessian evaluation.
-_TABLE_MAX = 1 << 22
+_TABLE_MAX = 1 << 23
 # Passes over the data go through blocks of points: about this many margins (problems x points) per
 # block, so that a block's arrays stay in the per-core cache; at least _MIN_BLOCK points.
 _BLOCK_ELEMENTS = 1 << 16
 _MIN_BLOCK = 256
+_BLOCK_MIN_ROWS = 32  # few problems: blocks of at most 2048 points (long thin matrix products are slow)
 _THREADPOOLS = ThreadpoolController()
 # Default largest chunk: about this many margins (problems x points) per chunk.
 _CHUNK_ELEMENTS = 1 << 21
 # The Taylor start is trusted for a problem when the model's higher-order terms at the Newton step are at
 # most this fraction of the gradient they perturb (see _taylor_start); iterations on the model.
 _TAYLOR_TRUST = 0.25
-_TAYLOR_ITERATIONS = 3
+_TAYLOR_ITERATIONS = 2
 # Hessians are accumulated in float32 when lam + Delta >= this times the curvature bound c of the loss
 # times max ||x_i||^2 (module docstring), else in float64.
 _SINGLE_PRECISION_REG = 1e-4
@@ -160,25 +161,27 @@ class _Design:
     Every pass over the data goes through blocks of ``block`` points, so that the (problems x block)
     arrays of margins and derivatives stay in the processor's cache (module docstring). Hessians use
     the symmetry of x_i x_i^T: a table of the d(d+1)/2 products x_ia x_ib (a <= b) for every point, in
-    float64 and float32, kept when it has at most ``_TABLE_MAX`` entries and else built block by block.
+    float32 (float64 for very small lambda), kept for a batch when it has at most ``_TABLE_MAX`` entries and
+    else built block by block; a single problem forms its Hessians directly, block by block.
     """
 
-    def __init__(self, Xy, dtype):
+    def __init__(self, X, y, dtype, keep_table=True):
         self.dtype = dtype  # of the Hessian (and T, Q) accumulations within a block
-        self.XyT = np.ascontiguousarray(Xy.T)  # (d, n): every product of the solver reads it by rows
-        self.n, self.d = Xy.shape
+        self.n, self.d = X.shape
+        # (d, n) rows y_i x_i: every product of the solver reads it by rows; a work array of this thread
+        self.XyT = np.multiply(X.T, y, out=_buffer("signed data", (self.d, self.n)))
         self.upper = np.triu_indices(self.d)
         self.m = self.upper[0].size
         position = np.empty((self.d, self.d), dtype=np.intp)
         position[self.upper] = position[self.upper[::-1]] = np.arange(self.m)
         self.full_index = position.ravel()  # entry (a, b) of a symmetric matrix -> its packed position
         self.table = None
-        if self.n * self.m <= _TABLE_MAX:  # in the creating thread's work arrays: no fresh pages per solve
+        if keep_table and self.n * self.m <= _TABLE_MAX:  # in the creating thread's work arrays: no new pages
             self.table = self._build(0, self.n, out=_buffer("table", (self.m, self.n), dtype))
 
     def block(self, rows):
-        """Points per block for a pass with ``rows`` problems."""
-        return max(_MIN_BLOCK, _BLOCK_ELEMENTS // max(1, rows))
+        """Points per block for a pass with ``rows`` problems (at most _BLOCK_ELEMENTS / _BLOCK_MIN_ROWS)."""
+        return max(_MIN_BLOCK, _BLOCK_ELEMENTS // max(_BLOCK_MIN_ROWS, rows))
 
     def _build(self, start, stop, out=None):
         out = np.empty((self.m, stop - start), dtype=self.dtype) if out is None else out
@@ -243,7 +246,11 @@ def _evaluate(design, W, B, reg, loss, hessian_rows=None):
     k, n = W.shape[0], design.n
     logistic = isinstance(loss, LogisticLoss)
     sums = np.zeros((design.d, k))
-    packed = None if hessian_rows is None else np.zeros((len(hessian_rows), design.m))
+    packed = direct = None
+    if hessian_rows is not None and design.table is None and len(hessian_rows) == 1:
+        direct = np.zeros((design.d, design.d))  # one problem, no table: X diag(l'') X^T block by block
+    elif hessian_rows is not None:
+        packed = np.zeros((len(hessian_rows), design.m))
     rows = None if hessian_rows is None or len(hessian_rows) == k else hessian_rows
     block = design.block(k)
     with np.errstate(over="ignore"):
@@ -260,7 +267,15 @@ def _evaluate(design, W, B, reg, loss, hessian_rows=None):
             sums += X_block @ first.T
             if packed is not None:
                 packed += _curvature(loss, Z, first, rows, design.dtype) @ design.products(start, stop).T
+            elif direct is not None:
+                weighted = np.multiply(X_block, _curvature(loss, Z, first, rows, np.float64)[0],
+                                       out=_buffer("weighted", X_block.shape))
+                direct += weighted @ X_block.T
     G = reg * W + B / n + sums.T / n
+    if direct is not None:
+        direct /= n
+        direct[np.arange(design.d), np.arange(design.d)] += reg
+        return G, direct[None]
     return G, (None if packed is None else design.hessians(packed, reg))
 
 
@@ -284,12 +299,26 @@ class _Start:
 
 def _start_at(design, w, reg, loss, order=1):
     """The shared start at ``w``; ``order`` 2 adds T, 3 adds T and Q (from the loss's higher derivatives)."""
-    G, H = _evaluate(design, w[None, :], np.zeros((1, design.d)), reg, loss, np.arange(1))
+    if not np.any(w):  # every margin is 0: l'(0) and l''(0) are constants, no pass over the margins
+        G = (float(loss.derivative(0.0)) * design.XyT.sum(axis=1) / design.n)[None, :]
+        if design.table is not None:
+            moments = design.symmetric(design.table.sum(axis=1, dtype=np.float64)[None, :])[0]
+        else:
+            moments = design.XyT @ design.XyT.T
+        H = (float(loss.second_derivative(0.0)) * moments / design.n + reg * np.eye(design.d))[None]
+    else:
+        G, H = _evaluate(design, w[None, :], np.zeros((1, design.d)), reg, loss, np.arange(1))
     T = Q = None
     if order >= 2:
         z = w @ design.XyT
-        third = loss.third_derivative(z)
-        fourth = loss.fourth_derivative(z) if order >= 3 else None
+        if isinstance(loss, LogisticLoss):  # both from one exponential: s = sigma(-z), t = sigma(z)
+            s = -loss.derivatives(z, second=False)[0]
+            t = 1.0 - s
+            st = s * t
+            third, fourth = st * (s - t), st * ((t - s) ** 2 - 2.0 * st)
+        else:
+            third = loss.third_derivative(z)
+            fourth = loss.fourth_derivative(z) if order >= 3 else None
         d, m = design.d, design.m
         rows = d + (m if order >= 3 else 0)
         packed = np.zeros((rows, m))  # T's rows (a, packed (b, c)) over Q's rows (packed (a, b), packed (c, e))
@@ -299,8 +328,8 @@ def _start_at(design, w, reg, loss, order=1):
             products = design.products(start, stop)
             weights = _buffer("taylor", (rows, stop - start), design.dtype)
             np.multiply(design.XyT[:, start:stop], third[start:stop], out=weights[:d], casting="same_kind")
-            if order >= 3:
-                np.multiply(products, fourth[start:stop], out=weights[d:], casting="same_kind")
+            if order >= 3:  # in the table's precision: no mixed-precision loop
+                np.multiply(products, fourth[start:stop].astype(design.dtype), out=weights[d:])
             packed += weights @ products.T
         packed /= design.n
         T = design.symmetric(packed[:d])  # T[a] = sum_i l'''(z_i) x_ia x_i x_i^T / n
@@ -535,7 +564,8 @@ def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, delta=0.0, hube
     reg = lam + delta
     radius2 = float(np.max(np.einsum("ij,ij->i", X, X))) if n else 0.0
     low_precision = reg >= _SINGLE_PRECISION_REG * loss.curvature * radius2
-    design = _Design(X * y[:, None], np.float32 if low_precision else np.float64)
+    # one problem: its Hessians straight from the data, cheaper than building the table of products
+    design = _Design(X, y, np.float32 if low_precision else np.float64, keep_table=k > 1)
 
     n_chunks = -(-k // int(chunk_size))
     bounds = [k * i // n_chunks for i in range(n_chunks + 1)]
@@ -543,7 +573,10 @@ def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, delta=0.0, hube
     with _THREADPOOLS.limit(limits=1, user_api="blas"):
         start = _start_at(design, np.zeros(d), reg, loss)
         if warm_start and k > 1:
-            w0, _, _ = _newton(design, np.zeros((1, d)), start, reg, loss, tol, max_iter)
+            # The expansion point need not be exact (the model uses the gradient there, g_0 + b_j / n):
+            # 1e-3 of the smallest perturbation b_j / n is plenty, and saves Newton steps.
+            start_tol = max(tol, 1e-3 * float(np.min(np.linalg.norm(B, axis=1))) / n)
+            w0, _, _ = _newton(design, np.zeros((1, d)), start, reg, loss, start_tol, max_iter)
             start = _start_at(design, w0[0], reg, loss, order=_taylor_order(loss, d, k))
 
         taylor = None
