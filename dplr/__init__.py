@@ -24,6 +24,8 @@ Modules, named after the paper's objects:
 * :mod:`dplr.thesis_data`, :mod:`dplr.thesis`, :mod:`dplr.thesis_study` -- the Veldhuizen (2020) thesis: its data, its pipeline as switches and its published numbers, the study
 * :mod:`dplr.summary` -- every published number beside ours, for the summary page
 * :mod:`dplr.plotting` -- the book's one plotting style
+* :mod:`dplr.parallel` -- independent tasks on this machine (joblib) or a Dask cluster, with the same results
+* :mod:`dplr.reproduce` -- ``python -m dplr reproduce``: every figure and table of the replications, as CSV and PNG
 """
 from dplr.algorithms import (
     ObjectivePerturbationCalibration,
