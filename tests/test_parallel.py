@@ -56,3 +56,18 @@ def test_a_dask_cluster_on_loopback_gives_the_serial_results():
         assert active_client() is None
     assert len(workers) == 2 and set(where) <= set(workers)  # the calls ran on the cluster's workers
     _same_replication(serial, on_dask)
+
+
+def test_reproduce_with_a_scheduler_writes_the_numbers_of_a_local_run(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    import pandas as pd
+
+    from dplr.reproduce import main
+
+    arguments = ["reproduce", "figure1", "--restarts", "3", "--seed", "5", "--quiet"]
+    main(arguments + ["--workers", "1", "--out", str(tmp_path / "local")])
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        main(arguments + ["--scheduler", cluster.scheduler_address, "--out", str(tmp_path / "dask")])
+    local, on_dask = (pd.read_csv(tmp_path / where / "figure1.csv") for where in ("local", "dask"))
+    pd.testing.assert_frame_equal(local, on_dask)
