@@ -421,13 +421,13 @@ def _newton(design, B, start, reg, loss, tol, max_iter, taylor=None):
     trial fails the Armijo test retries the Newton step -H_0^{-1} g_j (full length, then halving) in
     the same iteration.
 
-    Where the Hessians come from (only accuracy of the *direction* depends on them; every stopping
-    test uses a float64 gradient): after an accepted third-order Taylor trial, the model's Jacobian
-    serves as the Hessian if the gradient there is at most sqrt(tol) (the model was good); a problem
-    whose gradient exceeds sqrt(tol) will surely need another step, so its Hessian at the trial point
-    is accumulated in the same pass as the gradient, in float32; any other problem that needs a
-    Hessian gets it afterwards, in float32 if its gradient norm exceeds ``_SINGLE_HESSIAN_ABOVE * tol``
-    and in float64 otherwise (module docstring).
+    Where the Hessians come from (only the accuracy of the *direction* depends on them; every
+    stopping test uses a float64 gradient): after an accepted third-order Taylor trial, the model's
+    Jacobian serves as the Hessian if the gradient there is at most sqrt(tol) (the model was good),
+    and is carried along later steps by BFGS updates; a problem whose gradient exceeds sqrt(tol) will
+    surely need another step, so its Hessian at the trial point is accumulated in the same pass as the
+    gradient; any other problem that needs a Hessian gets it in a separate pass. Hessians are
+    accumulated in ``design.dtype`` within a block (module docstring).
     """
     n, d = design.n, design.d
     k = B.shape[0]
