@@ -28,17 +28,15 @@ bound: without strong convexity the minimiser can jump much further.
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize
 from scipy.special import expit
-from threadpoolctl import threadpool_limits
 
 from dplr.algorithms import sensitivity_bound, standard_erm
 from dplr.losses import get_loss
-from dplr.privacy_loss import NeighbouringPair
+from dplr.privacy_loss import NeighbouringPair, _one_thread  # BLAS on one thread for tiny problems
 from dplr.validation import check_lambda, check_random_state, check_rows_in_ball
 
 __all__ = [
@@ -57,18 +55,6 @@ __all__ = [
     "l1_tie_breaking_pair",
     "l1_sensitivity_search",
 ]
-
-
-def _one_thread(func):
-    """Run ``func`` with BLAS limited to one thread: its linear algebra is on tiny matrices, where thread
-    start-up and spinning cost far more than they save (and, on a busy machine, 50x slower in our tests)."""
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with threadpool_limits(limits=1):
-            return func(*args, **kwargs)
-
-    return wrapper
 
 
 def sharper_sensitivity_bound(n, lam):
