@@ -72,7 +72,7 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import ThreadpoolController
 
 from dplr.losses import LogisticLoss, get_loss
-from dplr.validation import check_lambda
+from dplr.validation import check_lambda, check_signed_data
 
 __all__ = ["SolverResult", "solve_regularized_erm", "regularized_erm_objective", "regularized_erm_gradient"]
 
@@ -547,12 +547,7 @@ def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, delta=0.0, hube
     if not np.isfinite(delta) or delta < 0:
         raise ValueError(f"delta must be a finite number >= 0, got {delta!r}.")
     loss = get_loss(loss, huber_h)
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if X.ndim != 2 or y.shape != (X.shape[0],):
-        raise ValueError(f"X must be (n, d) and y (n,), got {X.shape} and {y.shape}.")
-    if not np.all(np.abs(y) == 1):
-        raise ValueError("y must take values in {-1, +1}; use dplr.validation.encode_binary_labels first.")
+    X, y = check_signed_data(X, y)
     n_threads = _default_threads() if n_threads is None else int(n_threads)
     if chunk_size is None:
         chunk_size = max(8, _CHUNK_ELEMENTS // X.shape[0])

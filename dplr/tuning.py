@@ -44,7 +44,7 @@ from dplr.algorithms import (
 from dplr.losses import get_loss
 from dplr.mechanisms import sample_vector_laplace
 from dplr.solver import solve_regularized_erm
-from dplr.validation import check_epsilon, check_lambda, check_random_state, check_rows_in_ball
+from dplr.validation import check_epsilon, check_lambda, check_random_state, check_rows_in_ball, check_signed_data
 
 __all__ = [
     "TUNING_METHODS",
@@ -144,12 +144,7 @@ def tuning_split(n, m, random_state=None):
 
 
 def _check_inputs(X, y, lambdas, method):
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if X.ndim != 2 or y.shape != (X.shape[0],):
-        raise ValueError(f"X must be (n, d) and y (n,), got {X.shape} and {y.shape}.")
-    if not np.all(np.abs(y) == 1):
-        raise ValueError("y must take values in {-1, +1}; use dplr.validation.encode_binary_labels.")
+    X, y = check_signed_data(X, y)
     check_rows_in_ball(X)
     lambdas = np.array([check_lambda(lam) for lam in np.atleast_1d(lambdas)], dtype=float)
     if lambdas.size == 0:

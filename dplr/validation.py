@@ -19,6 +19,7 @@ __all__ = [
     "check_lambda",
     "check_rows_in_ball",
     "encode_binary_labels",
+    "check_signed_data",
 ]
 
 
@@ -125,6 +126,18 @@ def encode_binary_labels(y):
             f"labels to -1/+1. Fix: reduce the task to two classes (e.g. one-vs-rest) before fitting."
         )
     return np.where(y_index == 1, 1.0, -1.0), classes
+
+
+def check_signed_data(X, y):
+    """Return ``X`` (n, d) and ``y`` (n,) as float arrays; ``y`` must already be coded in {-1, +1}."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if X.ndim != 2 or y.shape != (X.shape[0],):
+        raise ValueError(f"X must be (n, d) and y (n,), got {X.shape} and {y.shape}.")
+    if not np.all(np.abs(y) == 1):
+        raise ValueError("y must take values in {-1, +1}; code two labels with "
+                         "dplr.validation.encode_binary_labels first.")
+    return X, y
 
 
 def warn_privacy_leak(message: str) -> None:
