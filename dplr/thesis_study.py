@@ -43,7 +43,6 @@ from dplr.thesis import (
     REAL_SIZES,
     SIMULATED_SIZES,
     SWITCHES,
-    TABLE2,
     THESIS_EPSILON,
     THESIS_FOLDS,
     THESIS_LAMBDA,
