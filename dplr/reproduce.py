@@ -109,27 +109,6 @@ def run_paper(targets, seed=None, n_jobs=1, n_restarts=None, show_progress=True)
     return ex.Replication(seed, n_restarts, errors, seconds, parts, {}, wall, (ex.FIGURE1_VARIANTS[0],))
 
 
-@contextlib.contextmanager
-def _thesis_tasks_through_dplr_parallel():
-    """Run :mod:`dplr.thesis_study`'s parallel batches with :func:`dplr.parallel.run_calls` in this block.
-
-    ``dplr.thesis_study._parallel(calls, n_jobs)`` (loky) and ``run_calls`` share their contract --
-    ``(function, args)`` pairs in, results in order out -- so swapping one for the other changes no
-    number; it adds progress bars and the Dask scheduler of ``--scheduler``.
-    """
-    from dplr import thesis_study
-
-    original = getattr(thesis_study, "_parallel", None)
-    if original is None:
-        yield
-        return
-    thesis_study._parallel = run_calls
-    try:
-        yield
-    finally:
-        thesis_study._parallel = original
-
-
 def run_thesis(seed=None, n_jobs=1, n_restarts=None, show_progress=True):
     """:func:`dplr.thesis_study.run_thesis_study` with the given seed, workers and restarts."""
     from dplr import thesis as th
@@ -137,7 +116,7 @@ def run_thesis(seed=None, n_jobs=1, n_restarts=None, show_progress=True):
 
     seed = th.THESIS_SEED if seed is None else seed
     n_restarts = th.THESIS_RESTARTS if n_restarts is None else n_restarts
-    with _thesis_tasks_through_dplr_parallel(), progress("thesis: tasks", enabled=show_progress):
+    with progress("thesis: tasks", enabled=show_progress):
         return ts.run_thesis_study(seed=seed, n_jobs=n_jobs, n_restarts=n_restarts)
 
 

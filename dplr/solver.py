@@ -44,9 +44,11 @@ data serves the whole batch. A few Newton steps on this :math:`d`-dimensional mo
 the data) give each problem's first trial point, the Taylor expansion of its minimiser in
 :math:`b_j`, and the model's Jacobian :math:`H_0 + T[\delta] + \frac12 Q[\delta, \delta]`
 estimates the Hessian there. Where the model is trustworthy (its higher-order terms are small),
-that estimate replaces the problem's Hessian for the next step, refined by a BFGS secant update
-after each further step; at the paper's setting most problems then converge after two passes over
-the data and none needs a Hessian of its own. A problem whose trial fails the line search falls
+that estimate replaces the problem's Hessian for the next step, corrected by the gradient found at
+the trial point (the model's remainder, whose leading term is homogeneous of degree 4 in the step,
+so that by Euler's theorem its Jacobian maps the step to 4 times the remainder: a symmetric rank-two
+update) and refined by a BFGS secant update after each further step; at the paper's setting every
+problem then converges after two passes over the data and none needs a Hessian of its own. A problem whose trial fails the line search falls
 back to the plain Newton step :math:`-H_0^{-1}\nabla J_j(w_0)`. The tensors are used when they cost
 no more than a pass over the batch (:math:`Q` only for the logistic loss and large enough batches).
 
@@ -66,6 +68,7 @@ import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -85,7 +88,7 @@ _TABLE_MAX = 1 << 23
 # block, so that a block's arrays stay in the per-core cache; at least _MIN_BLOCK points.
 _BLOCK_ELEMENTS = 1 << 16
 _MIN_BLOCK = 256
-_BLOCK_MIN_ROWS = 32  # few problems: blocks of at most 2048 points (long thin matrix products are slow)
+_BLOCK_MIN_ROWS = 8  # few problems: blocks of at most 8192 points (long thin matrix products are slow)
 _THREADPOOLS = ThreadpoolController()
 # Default largest chunk: about this many margins (problems x points) per chunk.
 _CHUNK_ELEMENTS = 1 << 21
@@ -170,11 +173,8 @@ class _Design:
         self.n, self.d = X.shape
         # (d, n) rows y_i x_i: every product of the solver reads it by rows; a work array of this thread
         self.XyT = np.multiply(X.T, y, out=_buffer("signed data", (self.d, self.n)))
-        self.upper = np.triu_indices(self.d)
+        self.upper, self.full_index = _packing(self.d)
         self.m = self.upper[0].size
-        position = np.empty((self.d, self.d), dtype=np.intp)
-        position[self.upper] = position[self.upper[::-1]] = np.arange(self.m)
-        self.full_index = position.ravel()  # entry (a, b) of a symmetric matrix -> its packed position
         self.table = None
         if keep_table and self.n * self.m <= _TABLE_MAX:  # in the creating thread's work arrays: no new pages
             self.table = self._build(0, self.n, out=_buffer("table", (self.m, self.n), dtype))
@@ -206,6 +206,18 @@ class _Design:
         H /= self.n
         H[:, np.arange(self.d), np.arange(self.d)] += reg
         return H
+
+
+@lru_cache(maxsize=None)
+def _packing(d):
+    """Packed storage of symmetric d x d matrices: the upper-triangle indices (a <= b) and, for every entry
+    (a, b) of the full matrix in row-major order, its packed position (read-only, shared by all solves)."""
+    upper = np.triu_indices(d)
+    position = np.empty((d, d), dtype=np.intp)
+    position[upper] = position[upper[::-1]] = np.arange(upper[0].size)
+    for part in (*upper, position):
+        part.flags.writeable = False
+    return upper, position.ravel()
 
 
 def _buffer(name, shape, dtype=np.float64):
@@ -298,43 +310,48 @@ class _Start:
 
 
 def _start_at(design, w, reg, loss, order=1):
-    """The shared start at ``w``; ``order`` 2 adds T, 3 adds T and Q (from the loss's higher derivatives)."""
+    """The shared start at ``w``; ``order`` 2 adds T, 3 adds T and Q (from the loss's higher derivatives).
+
+    Away from w = 0 with ``order`` >= 2, one pass over the margins gives everything: the loss's
+    derivatives at every margin (one exponential for the logistic loss), the gradient and the Hessian
+    (in float64: the Newton fallback and the model's Jacobian rest on it), and T and Q together as one
+    product of their weights (l''' x_a, l'''') with the table of products x_ia x_ib.
+    """
+    d, m = design.d, design.m
     if not np.any(w):  # every margin is 0: l'(0) and l''(0) are constants, no pass over the margins
-        G = (float(loss.derivative(0.0)) * design.XyT.sum(axis=1) / design.n)[None, :]
-        if design.table is not None:
-            moments = design.symmetric(design.table.sum(axis=1, dtype=np.float64)[None, :])[0]
-        else:
-            moments = design.XyT @ design.XyT.T
-        H = (float(loss.second_derivative(0.0)) * moments / design.n + reg * np.eye(design.d))[None]
+        G = float(loss.derivative(0.0)) * design.XyT.sum(axis=1) / design.n
+        H = float(loss.second_derivative(0.0)) * (design.XyT @ design.XyT.T) / design.n + reg * np.eye(d)
+        return _Start(w, G, H)
+    if order < 2:
+        G, H = _evaluate(design, w[None, :], np.zeros((1, d)), reg, loss, np.arange(1))
+        return _Start(w, G[0], H[0])
+    z = w @ design.XyT
+    if isinstance(loss, LogisticLoss):  # all from one exponential: s = sigma(-z), t = sigma(z)
+        s = -loss.derivatives(z, second=False)[0]
+        t = 1.0 - s
+        st = s * t
+        first, second, third, fourth = -s, st, st * (s - t), st * ((t - s) ** 2 - 2.0 * st)
     else:
-        G, H = _evaluate(design, w[None, :], np.zeros((1, design.d)), reg, loss, np.arange(1))
-    T = Q = None
-    if order >= 2:
-        z = w @ design.XyT
-        if isinstance(loss, LogisticLoss):  # both from one exponential: s = sigma(-z), t = sigma(z)
-            s = -loss.derivatives(z, second=False)[0]
-            t = 1.0 - s
-            st = s * t
-            third, fourth = st * (s - t), st * ((t - s) ** 2 - 2.0 * st)
-        else:
-            third = loss.third_derivative(z)
-            fourth = loss.fourth_derivative(z) if order >= 3 else None
-        d, m = design.d, design.m
-        rows = d + (m if order >= 3 else 0)
-        packed = np.zeros((rows, m))  # T's rows (a, packed (b, c)) over Q's rows (packed (a, b), packed (c, e))
-        block = design.n if design.table is not None else design.block(rows)
-        for start in range(0, design.n, block):
-            stop = min(start + block, design.n)
-            products = design.products(start, stop)
-            weights = _buffer("taylor", (rows, stop - start), design.dtype)
-            np.multiply(design.XyT[:, start:stop], third[start:stop], out=weights[:d], casting="same_kind")
-            if order >= 3:  # in the table's precision: no mixed-precision loop
-                np.multiply(products, fourth[start:stop].astype(design.dtype), out=weights[d:])
-            packed += weights @ products.T
-        packed /= design.n
-        T = design.symmetric(packed[:d])  # T[a] = sum_i l'''(z_i) x_ia x_i x_i^T / n
-        Q = packed[d:] if order >= 3 else None
-    return _Start(w, G[0], H[0], T, Q)
+        first, second = loss.derivatives(z)
+        third = loss.third_derivative(z)
+        fourth = loss.fourth_derivative(z) if order >= 3 else None
+    G = reg * w + design.XyT @ first / design.n
+    H = (design.XyT * second) @ design.XyT.T / design.n + reg * np.eye(d)
+    rows = d + (m if order >= 3 else 0)  # T's rows (a, packed (b, c)) over Q's rows (packed (a, b), packed (c, e))
+    packed = np.zeros((rows, m))
+    block = design.n if design.table is not None else design.block(rows)
+    for start in range(0, design.n, block):
+        stop = min(start + block, design.n)
+        products = design.products(start, stop)
+        weights = _buffer("taylor", (rows, stop - start), design.dtype)
+        np.multiply(design.XyT[:, start:stop], third[start:stop], out=weights[:d], casting="same_kind")
+        if order >= 3:  # in the table's precision: no mixed-precision loop
+            np.multiply(products, fourth[start:stop].astype(design.dtype), out=weights[d:])
+        packed += weights @ products.T
+    packed /= design.n
+    T = design.symmetric(packed[:d])  # T[a] = sum_i l'''(z_i) x_ia x_i x_i^T / n
+    Q = packed[d:] if order >= 3 else None
+    return _Start(w, G, H, T, Q)
 
 
 def _taylor_start(design, start, G, newton):
@@ -348,9 +365,10 @@ def _taylor_start(design, start, G, newton):
     when ``start.Q`` is ``None``, else third) refine it, at :math:`O(d^4)` operations per problem and
     no pass over the data. Returns the steps, which problems use the refined one (``trust``) and the
     model's Jacobian :math:`H_0 + T[\delta] + \frac12 Q[\delta,\delta]` at it, a Hessian estimate at
-    the trial point. A problem trusts the model when its higher-order terms at the Newton step are at
-    most ``_TAYLOR_TRUST`` times :math:`\lVert g_j\rVert` and the model iteration converged; otherwise
-    it keeps the Newton step. Either way the step is only a trial for the solver's line search.
+    the trial point, and the Newton steps themselves (the fallback). A problem trusts the model when
+    its higher-order terms at the Newton step are at most ``_TAYLOR_TRUST`` times
+    :math:`\lVert g_j\rVert` and the model iteration converged; otherwise it keeps the Newton step.
+    Either way the step is only a trial for the solver's line search.
     """
     k, d = G.shape
     T = start.T.reshape(d * d, d)  # row (a, b), column c
@@ -358,12 +376,14 @@ def _taylor_start(design, start, G, newton):
     pair_weight = np.where(rows == cols, 1.0, 2.0)
 
     def model(D):
-        J = start.H + (D @ T.T).reshape(k, d, d)  # H_0 + T[delta]
-        M = G + np.einsum("kab,kb->ka", J, D) - 0.5 * np.einsum("kab,kb->ka", J - start.H, D)
+        TD = (D @ T.T).reshape(k, d, d)  # T[delta]
+        J = start.H + TD
+        curvature = 0.5 * TD  # M = G + H_0 delta + (T[delta] / 2 + Q[delta, delta] / 6) delta
         if start.Q is not None:
             QDD = design.symmetric((D[:, rows] * D[:, cols] * pair_weight) @ start.Q)  # Q[delta, delta]
             J += 0.5 * QDD
-            M += np.einsum("kab,kb->ka", QDD, D) / 6.0
+            curvature += QDD / 6.0
+        M = G + D @ start.H + np.matmul(curvature, D[:, :, None])[:, :, 0]
         return M, J
 
     g_norm = np.linalg.norm(G, axis=1)
@@ -375,7 +395,7 @@ def _taylor_start(design, start, G, newton):
         D -= np.linalg.solve(J, M[:, :, None])[:, :, 0]
     M, J = model(D)
     trust &= np.all(np.isfinite(D), axis=1) & (np.linalg.norm(M, axis=1) <= 1e-3 * g_norm)
-    return np.where(trust[:, None], D, newton), trust, J
+    return np.where(trust[:, None], D, newton), trust, J, newton
 
 
 def _bfgs_update(H, s, y):
@@ -391,6 +411,29 @@ def _bfgs_update(H, s, y):
     sHs, ys = np.where(usable, sHs, 1.0), np.where(usable, ys, 1.0)
     change = y[:, :, None] * y[:, None, :] / ys[:, None, None] - Hs[:, :, None] * Hs[:, None, :] / sHs[:, None, None]
     return H + np.where(usable[:, None, None], change, 0.0)
+
+
+def _remainder_update(J, s, g, reg):
+    r"""Correct the Taylor model's Jacobians J (k, d, d) at the trial steps s (k, d) with the gradients g there.
+
+    The model solved :math:`m(\delta) = 0` at :math:`\delta = s`, so the gradient :math:`g` at the trial
+    point is the model's remainder :math:`R(s)`, whose leading term :math:`\frac1{24}\sum_i
+    \ell^{(5)}(z_i)(x_i^\top s)^4 x_i / n` is homogeneous of degree 4 in :math:`s`. By Euler's
+    theorem its Jacobian, the error of :math:`J` as a Hessian, maps :math:`s` to :math:`4 R(s)`:
+    :math:`(\nabla^2 J_j - J)\,s \approx 4g`. The symmetric rank-two update of least Frobenius norm
+    that makes :math:`J' s = J s + 4g` (Powell's symmetric Broyden update) puts this into the Hessian
+    estimate. It is applied where it is small (Frobenius norm at most :math:`(\lambda+\Delta)/2`, half
+    the smallest possible eigenvalue of the Hessian), so the estimate stays close to ``J``.
+    """
+    r = 4.0 * g
+    ss = np.einsum("ka,ka->k", s, s)
+    moved = ss > 0.0  # a zero step (b_j = 0 at an exact start) has nothing to correct
+    ss = np.where(moved, ss, 1.0)[:, None, None]
+    rs = np.einsum("ka,ka->k", r, s)[:, None, None]
+    rsT = r[:, :, None] * s[:, None, :]
+    E = (rsT + rsT.transpose(0, 2, 1)) / ss - rs * (s[:, :, None] * s[:, None, :]) / ss**2
+    small = moved & (np.sqrt(np.einsum("kab,kab->k", E, E)) <= 0.5 * reg)
+    return J + np.where(small[:, None, None], E, 0.0)
 
 
 def _taylor_order(loss, d, k):
@@ -448,10 +491,10 @@ def _newton(design, B, start, reg, loss, tol, max_iter, taylor=None):
         fallback = None
         on_model = np.zeros(active.size, dtype=bool)  # trial is a third-order Taylor step: no speculation
         if first_iteration:
-            P = np.linalg.solve(start.H, -G[active].T).T
-            if taylor is not None:
-                fallback = P
-                P, on_taylor, J = (part[active] for part in taylor)
+            if taylor is None:
+                P = np.linalg.solve(start.H, -G[active].T).T
+            else:
+                P, on_taylor, J, fallback = (part[active] for part in taylor)
                 if start.Q is not None:
                     on_model = on_taylor.copy()
             first_iteration = False
@@ -474,7 +517,7 @@ def _newton(design, B, start, reg, loss, tol, max_iter, taylor=None):
             merit_try = 0.5 * np.einsum("kd,kd->k", G_try, G_try)
             ok = merit_try <= (1.0 - 2.0 * _ARMIJO * step[pending]) * merit[rows]
             good = rows[ok]
-            secant = ok & carry[pending]
+            secant = ok & carry[pending] & (merit_try > target)  # converged problems need no Hessian
             if secant.any():
                 moved = rows[secant]
                 H[moved] = _bfgs_update(H[moved], W_try[secant] - W[moved], G_try[secant] - G[moved])
@@ -486,7 +529,7 @@ def _newton(design, B, start, reg, loss, tol, max_iter, taylor=None):
                 hessian[rows[speculate[kept]]] = 1
             modelled = ok & on_model[pending]
             if modelled.any():
-                H[rows[modelled]] = J[pending[modelled]]
+                H[rows[modelled]] = _remainder_update(J[pending[modelled]], P[pending[modelled]], G_try[modelled], reg)
                 hessian[rows[modelled]] = 2
             pending = pending[~ok]
             if pending.size == 0:

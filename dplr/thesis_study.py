@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 
 from dplr.algorithms import (
     objective_perturbation,
@@ -32,6 +31,7 @@ from dplr.algorithms import (
 )
 from dplr.experiments import task_seed_sequence  # noqa: F401  (re-exported for readers of the seeding)
 from dplr.mechanisms import sample_vector_laplace
+from dplr.parallel import run_calls
 from dplr.published import replication_verdict
 from dplr.solver import solve_regularized_erm
 from dplr.stats import t_interval
@@ -85,13 +85,6 @@ __all__ = [
     "pipeline_from_row",
     "time_fits",
 ]
-
-
-def _parallel(calls, n_jobs):
-    """Run ``(function, args)`` pairs, in order, on ``n_jobs`` loky workers (or in this process)."""
-    if n_jobs == 1:
-        return [fn(*args) for fn, args in calls]
-    return Parallel(n_jobs=n_jobs, backend="loky")(delayed(fn)(*args) for fn, args in calls)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -223,7 +216,7 @@ def run_cells(cells, seed=THESIS_SEED, n_jobs=1):
     first; results do not depend on ``n_jobs``.
     """
     calls = _cell_calls(cells, seed)
-    return _collect_cells(calls, _parallel(calls, n_jobs))
+    return _collect_cells(calls, run_calls(calls, n_jobs))
 
 
 def cell_errors(errors, cell, method, epsilon=THESIS_EPSILON):
@@ -349,7 +342,7 @@ def lambda_search(kind, pipeline, lambdas=LAMBDA_GRID, seed=THESIS_SEED, n_jobs=
 
     ``best`` is the largest λ with the smallest mean error (ties are common on separable data).
     """
-    return _lambda_table(lambdas, _parallel(_lambda_calls(kind, pipeline, lambdas, seed), n_jobs))
+    return _lambda_table(lambdas, run_calls(_lambda_calls(kind, pipeline, lambdas, seed), n_jobs))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -435,7 +428,7 @@ def diagnosis_search(kind="real", lam=THESIS_LAMBDA, epsilon=THESIS_EPSILON, n_r
     """
     penalties = tuple(penalties or SWITCHES["penalty"])
     calls = _diagnosis_calls(kind, lam, epsilon, n_restarts, small_n, penalties, seed, forms)
-    return _diagnosis_table(kind, calls, _parallel(calls, n_jobs), penalties, forms, small_n)
+    return _diagnosis_table(kind, calls, run_calls(calls, n_jobs), penalties, forms, small_n)
 
 
 def best_match(table, targets, columns=None, **fixed):
@@ -734,7 +727,7 @@ def run_thesis_study(seed=THESIS_SEED, n_jobs=2, n_restarts=THESIS_RESTARTS):
                                         50 if kind == "real" else None, penalties, seed, forms) for kind in KINDS}
     sound_calls = _lambda_calls("real", sound, LAMBDA_GRID, seed)
     calls = [c for kind in KINDS for c in diagnosis[kind]] + sound_calls
-    outputs = _parallel(calls, n_jobs)
+    outputs = run_calls(calls, n_jobs)
     searches, i = {}, 0
     for kind in KINDS:
         k = len(diagnosis[kind])
@@ -783,7 +776,7 @@ def run_thesis_study(seed=THESIS_SEED, n_jobs=2, n_restarts=THESIS_RESTARTS):
     cell_calls = _cell_calls([c for cells in parts.values() for c in cells], seed)
     # one batch, largest jobs first (the full simulated cells, then the λ searches, then the rest)
     calls = [c for key in searched for c in lambda_calls[key]] + cell_calls
-    outputs = _parallel(calls, n_jobs)
+    outputs = run_calls(calls, n_jobs)
     i = 0
     for key in searched:
         lambda_searches[key] = _lambda_table(LAMBDA_GRID, outputs[i:i + THESIS_FOLDS])

@@ -52,13 +52,18 @@ def test_figure1_files_hold_the_numbers_of_the_experiments(tmp_path, capsys):
     assert row["mean"] == pytest.approx(float(ex.cell_errors(errors, cell).mean()), rel=1e-5)
 
 
-def test_the_thesis_shim_swaps_the_runner_and_restores_it():
-    from dplr import thesis_study
-    from dplr.parallel import run_calls
+def test_thesis_study_runs_its_batches_through_dplr_parallel(monkeypatch):
+    # the thesis study's batches go through dplr.parallel.run_calls, so --scheduler and the progress bars
+    # reach them: record every batch it is given during a small run.
+    from dplr import parallel, thesis, thesis_study
 
-    original = thesis_study._parallel
-    with rp._thesis_tasks_through_dplr_parallel():
-        assert thesis_study._parallel is run_calls
-        calls = [(np.add, (1, 2)), (np.multiply, (3, 4))]
-        assert thesis_study._parallel(calls, 1) == original(calls, 1) == [3, 12]
-    assert thesis_study._parallel is original
+    batches = []
+
+    def recording(calls, n_jobs=1, client=None):
+        calls = list(calls)
+        batches.append(len(calls))
+        return parallel.run_calls(calls, n_jobs, client)
+
+    monkeypatch.setattr(thesis_study, "run_calls", recording)
+    table = thesis_study.lambda_search("real", thesis.SoundPipeline(), lambdas=(1e-2, 1.0))
+    assert batches == [thesis.THESIS_FOLDS] and len(table) == 2  # one call per fold
