@@ -466,8 +466,9 @@ def _newton(design, B, start, reg, loss, tol, max_iter, taylor=None):
 
     Where the Hessians come from (only the accuracy of the *direction* depends on them; every
     stopping test uses a float64 gradient): after an accepted third-order Taylor trial, the model's
-    Jacobian serves as the Hessian if the gradient there is at most sqrt(tol) (the model was good),
-    and is carried along later steps by BFGS updates; a problem whose gradient exceeds sqrt(tol) will
+    Jacobian, corrected by the gradient found there (:func:`_remainder_update`), serves as the Hessian
+    if that gradient is at most sqrt(tol) (the model was good), and is carried along later steps by
+    BFGS updates (skipped for problems that have converged); a problem whose gradient exceeds sqrt(tol) will
     surely need another step, so its Hessian at the trial point is accumulated in the same pass as the
     gradient; any other problem that needs a Hessian gets it in a separate pass. Hessians are
     accumulated in ``design.dtype`` within a block (module docstring).
