@@ -48,8 +48,8 @@ that estimate replaces the problem's Hessian for the next step, corrected by the
 the trial point (the model's remainder, whose leading term is homogeneous of degree 4 in the step,
 so that by Euler's theorem its Jacobian maps the step to 4 times the remainder: a symmetric rank-two
 update) and refined by a BFGS secant update after each further step; at the paper's setting every
-problem then converges after two passes over the data and none needs a Hessian of its own. A problem whose trial fails the line search falls
-back to the plain Newton step :math:`-H_0^{-1}\nabla J_j(w_0)`. The tensors are used when they cost
+problem then converges after two passes over the data and none needs a Hessian of its own. A
+problem whose trial fails the line search falls back to the plain Newton step :math:`-H_0^{-1}\nabla J_j(w_0)`. The tensors are used when they cost
 no more than a pass over the batch (:math:`Q` only for the logistic loss and large enough batches).
 
 **Hessians.** Otherwise a problem whose gradient norm exceeds :math:`\sqrt{\mathrm{tol}}` will
@@ -59,7 +59,7 @@ the gradient; other problems get theirs in a separate pass when they need one. H
 :math:`\lambda + \Delta \ge 10^{-4}\, c \max_i\lVert x_i\rVert^2` (:math:`c` the loss's curvature
 bound): their rounding error is then a small fraction of the smallest eigenvalue, which perturbs the
 Newton direction, not the gradient or the stopping test. Below that (very small :math:`\lambda`)
-they are accumulated in float64.
+they are accumulated in float64. The Hessian at the batch's start is always formed in float64.
 """
 from __future__ import annotations
 
