@@ -9,9 +9,13 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
 # Offline data: when the shared copies of the UCI data sets sit beside the project (CI, the
-# developers' machines), the loaders' cache points there; elsewhere the loaders download and cache.
+# developers' machines) -- or beside the checkout this one was cloned from, for a local test clone
+# such as /tmp/check -- the loaders' cache points there; elsewhere the loaders download and cache.
+ORIGIN := $(shell git config --get remote.origin.url 2>/dev/null)
 ifneq ($(wildcard ../shared/datasets/README.md),)
 export DPLR_DATA_DIR ?= $(abspath ../shared/datasets)
+else ifneq ($(and $(ORIGIN),$(wildcard $(ORIGIN)/../shared/datasets/README.md)),)
+export DPLR_DATA_DIR ?= $(abspath $(ORIGIN)/../shared/datasets)
 endif
 
 .PHONY: test book unit nbval notebooks site-test clean
