@@ -25,8 +25,9 @@ dplr runs on one thread and on all cores. Each variant is timed --repeats times,
 turns so that a busy machine slows them alike, with garbage collection paused inside each timing (as
 timeit does); the best wall time of each is reported, with the CPU time of that run (for the one-core
 variants). The script also prints how many gradient evaluations (passes over the data) dplr's problems
-needed, and how many function evaluations scipy's fits needed: the work behind the times. On a busy machine a short run finds a quiet moment more
-easily than a long one, which flatters the faster solver's wall time: the CPU times are the check.
+needed, and how many function evaluations scipy's fits needed: the work behind the times. On a busy
+machine a short run finds a quiet moment more easily than a long one, which flatters the faster
+solver's wall time: the CPU times are the check.
 
 Two speed-ups are printed. The headline, on the last line as `speedup: <ratio>`, compares equal
 resources -- the batched solver on one thread against the faster one-core scipy loop -- which is the
@@ -48,6 +49,7 @@ from joblib import Parallel, delayed
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
+from dplr import experiments as ex
 from dplr.algorithms import objective_perturbation_calibration
 from dplr.data import make_separable
 from dplr.mechanisms import sample_vector_laplace
@@ -110,16 +112,16 @@ def scipy_loop_parallel(XyT, reg, B, warm, n_jobs, pool):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--restarts", type=int, default=200)
-    parser.add_argument("--n", type=int, default=14_000)
-    parser.add_argument("--d", type=int, default=10)
+    parser.add_argument("--restarts", type=int, default=ex.PAPER_RESTARTS)
+    parser.add_argument("--n", type=int, default=ex.PAPER_N * (ex.PAPER_FOLDS - 1) // ex.PAPER_FOLDS)  # a training fold
+    parser.add_argument("--d", type=int, default=ex.PAPER_D)
     parser.add_argument("--seed", type=int, default=2008)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
 
     rng = np.random.default_rng(args.seed)
-    X, y = make_separable(args.n, d=args.d, margin=0.03, random_state=rng)
-    lam, epsilon = 0.01, 0.1
+    X, y = make_separable(args.n, d=args.d, random_state=rng)  # the paper's margin, 0.03
+    lam, epsilon = ex.PAPER_LAMBDA, ex.PAPER_EPSILON
     cal = objective_perturbation_calibration(epsilon, args.n, lam)
     B = sample_vector_laplace(cal.noise_rate, args.d, size=args.restarts, random_state=rng)
     cores = os.cpu_count() or 1
@@ -135,14 +137,24 @@ def main():
     pool = Parallel(n_jobs=cores, backend="loky")
     pool.__enter__()  # workers started once, outside the timings
     pool(delayed(np.zeros)(1) for _ in range(cores))
+    # the work behind the times, recorded by the timed one-core runs: dplr's gradient evaluations per problem
+    # (its last run) and the evaluations of each scipy fit
+    passes = np.zeros(len(B), dtype=int)
+    counts = {name: np.zeros(len(B), dtype=int) for name in starts}
+
+    def dplr_run(threads):
+        result = solve_regularized_erm(X, y, lam, b=B, delta=cal.delta, tol=TOL, n_threads=threads)
+        if threads == 1:
+            passes[:] = result.n_iter
+        return result.coef
+
     runs = {
-        "dplr batched Newton, 1 thread": (1, lambda: solve_regularized_erm(X, y, lam, b=B, delta=cal.delta, tol=TOL,
-                                                                            n_threads=1).coef),
-        f"dplr batched Newton, {cores} threads": (cores, lambda: solve_regularized_erm(
-            X, y, lam, b=B, delta=cal.delta, tol=TOL, n_threads=cores).coef),
+        "dplr batched Newton, 1 thread": (1, lambda: dplr_run(1)),
+        f"dplr batched Newton, {cores} threads": (cores, lambda: dplr_run(cores)),
     }
     for name, warm in starts.items():
-        runs[f"scipy loop from {name}, 1 core"] = (1, lambda warm=warm: scipy_loop(XyT, reg, B, warm))
+        runs[f"scipy loop from {name}, 1 core"] = (1, lambda name=name, warm=warm: scipy_loop(
+            XyT, reg, B, warm, counts[name]))
         runs[f"scipy loop from {name}, {cores} processes"] = (cores, lambda warm=warm: scipy_loop_parallel(
             XyT, reg, B, warm, cores, pool))
     best = {name: (np.inf, np.nan, None) for name in runs}
@@ -180,12 +192,6 @@ def main():
     cpu_dplr = best["dplr batched Newton, 1 thread"][1]
     print(f"speedup on one core, by CPU time: {best['scipy loop from warm start, 1 core'][1] / cpu_dplr:.1f}"
           f" from the warm start, {best['scipy loop from w=0, 1 core'][1] / cpu_dplr:.1f} from w = 0")
-    # the work behind the times (untimed runs): passes over the data per problem on each side
-    passes = solve_regularized_erm(X, y, lam, b=B, delta=cal.delta, tol=TOL, n_threads=1).n_iter
-    counts = {}
-    for name, warm in starts.items():
-        counts[name] = np.zeros(len(B), dtype=int)
-        scipy_loop(XyT, reg, B, warm, counts[name])
     print(f"work per problem: dplr {passes.mean():.2f} passes over the data (gradient evaluations; max {passes.max()}) "
           "after its shared start; scipy " + ", ".join(
               f"{c.mean():.1f} objective-and-gradient evaluations from {name}" for name, c in counts.items()))

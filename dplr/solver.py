@@ -49,8 +49,9 @@ the trial point (the model's remainder, whose leading term is homogeneous of deg
 so that by Euler's theorem its Jacobian maps the step to 4 times the remainder: a symmetric rank-two
 update) and refined by a BFGS secant update after each further step; at the paper's setting every
 problem then converges after two passes over the data and none needs a Hessian of its own. A
-problem whose trial fails the line search falls back to the plain Newton step :math:`-H_0^{-1}\nabla J_j(w_0)`. The tensors are used when they cost
-no more than a pass over the batch (:math:`Q` only for the logistic loss and large enough batches).
+problem whose trial fails the line search falls back to the plain Newton step
+:math:`-H_0^{-1}\nabla J_j(w_0)`. The tensors are used when they cost no more than a pass over the
+batch (:math:`Q` only for the logistic loss and large enough batches).
 
 **Hessians.** Otherwise a problem whose gradient norm exceeds :math:`\sqrt{\mathrm{tol}}` will
 certainly need another step, so its Hessian at the trial point is accumulated in the same pass as

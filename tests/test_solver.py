@@ -162,13 +162,15 @@ def test_paper_setting_converges_in_two_passes_over_the_data():
     # The paper's setting (benchmarks/solver_benchmark.py): the Taylor start plus the remainder-corrected
     # model Hessian bring every one of 200 problems to ||grad|| <= 1e-8 in two evaluations (trial point,
     # then one Newton step). Deterministic (fixed seed); a change to the start shows up here as n_iter = 3.
+    from dplr import experiments as ex
     from dplr.algorithms import objective_perturbation_calibration
     from dplr.data import make_separable
 
     rng = np.random.default_rng(2008)
-    X, y = make_separable(14_000, d=10, margin=0.03, random_state=rng)
-    cal = objective_perturbation_calibration(0.1, 14_000, 0.01)
-    B = sample_vector_laplace(cal.noise_rate, 10, size=200, random_state=rng)
-    result = solve_regularized_erm(X, y, 0.01, b=B, delta=cal.delta, tol=1e-8)
+    n, lam = ex.PAPER_N * (ex.PAPER_FOLDS - 1) // ex.PAPER_FOLDS, ex.PAPER_LAMBDA  # one training fold
+    X, y = make_separable(n, d=ex.PAPER_D, random_state=rng)
+    cal = objective_perturbation_calibration(ex.PAPER_EPSILON, n, lam)
+    B = sample_vector_laplace(cal.noise_rate, ex.PAPER_D, size=ex.PAPER_RESTARTS, random_state=rng)
+    result = solve_regularized_erm(X, y, lam, b=B, delta=cal.delta, tol=1e-8)
     assert result.converged and np.all(result.n_iter == 2)
-    assert np.all(_gradient_norms(result.coef, X, y, 0.01, b=B, delta=cal.delta) <= 1e-8)
+    assert np.all(_gradient_norms(result.coef, X, y, lam, b=B, delta=cal.delta) <= 1e-8)
