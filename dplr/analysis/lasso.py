@@ -32,29 +32,52 @@ __all__ = [
 
 
 @one_blas_thread
-def l1_logistic_regression(X, y, lam, loss="logistic", huber_h=0.5, tol=1e-13):
+def l1_logistic_regression(X, y, lam, loss="logistic", huber_h=0.5, tol=1e-13, intercept=False, gtol=None,
+                           max_evaluations=None):
     r""":math:`\arg\min_w \lambda\lVert w\rVert_1 + \frac1n\sum_i \ell(y_i w^\top x_i)` (L1-regularised ERM).
 
     The objective of Veldhuizen (2020, eq. 7) with the loss averaged rather than summed, so that its
     :math:`\lambda` is on the paper's scale. Solved as a smooth bound-constrained problem in
-    :math:`w = p - q`, :math:`p, q \ge 0` (L-BFGS-B); check optimality with :func:`l1_kkt_violation`.
+    :math:`w = p - q`, :math:`p, q \ge 0` (L-BFGS-B, relative decrease ``tol``, projected gradient
+    ``gtol``, default ``tol``, at most ``max_evaluations`` evaluations, default scipy's); check optimality
+    with :func:`l1_kkt_violation`. ``intercept=True`` adds an unpenalised intercept :math:`c`,
+    :math:`\ell(y_i(w^\top x_i + c))` (as MATLAB's ``lassoglm`` fits one), returns ``(w, c)`` and raises
+    when L-BFGS-B stops for another reason than its tolerances or a failed line search at them.
     """
-    return _l1_solve(X, y, check_lambda(lam), get_loss(loss, huber_h), tol)
+    return _l1_solve(X, y, check_lambda(lam), get_loss(loss, huber_h), tol, intercept, gtol, max_evaluations)
 
 
-def _l1_solve(X, y, lam, loss, tol=1e-13):
-    U = np.asarray(X, dtype=float) * np.asarray(y, dtype=float)[:, None]
-    n, d = U.shape
+def _l1_solve(X, y, lam, loss, tol=1e-13, intercept=False, gtol=None, max_evaluations=None):
+    X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+    n, d = X.shape
+    options = {"ftol": tol, "gtol": tol if gtol is None else gtol, "maxiter": 20_000, "maxcor": 30}
+    if max_evaluations is not None:
+        options["maxfun"] = max_evaluations
+    if not intercept:
+        U = X * y[:, None]
 
-    def fun(pq):
-        w = pq[:d] - pq[d:]
-        z = U @ w
-        g = loss.derivative(z) @ U / n
-        return lam * pq.sum() + loss.value(z).mean(), np.r_[lam + g, lam - g]
+        def fun(pq):
+            w = pq[:d] - pq[d:]
+            z = U @ w
+            g = loss.derivative(z) @ U / n
+            return lam * pq.sum() + loss.value(z).mean(), np.r_[lam + g, lam - g]
 
-    res = optimize.minimize(fun, np.zeros(2 * d), jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * (2 * d),
-                            options={"ftol": tol, "gtol": tol, "maxiter": 20_000, "maxcor": 30})
-    return res.x[:d] - res.x[d:]
+        res = optimize.minimize(fun, np.zeros(2 * d), jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * (2 * d),
+                                options=options)
+        return res.x[:d] - res.x[d:]
+
+    def fun_c(theta):
+        w, c = theta[:d] - theta[d:2 * d], theta[2 * d]
+        z = y * (X @ w + c)
+        slope = y * loss.derivative(z) / n  # derivative of the mean loss with respect to x_i^T w + c
+        g = X.T @ slope
+        return loss.value(z).mean() + lam * theta[:2 * d].sum(), np.concatenate([g + lam, lam - g, [slope.sum()]])
+
+    res = optimize.minimize(fun_c, np.zeros(2 * d + 1), jac=True, method="L-BFGS-B",
+                            bounds=[(0.0, None)] * (2 * d) + [(None, None)], options=options)
+    if not res.success and "ABNORMAL" not in str(res.message):
+        raise RuntimeError(f"L1-regularised ERM did not converge: {res.message}")
+    return res.x[:d] - res.x[d:2 * d], float(res.x[2 * d])
 
 
 def l1_kkt_violation(w, X, y, lam, loss="logistic", huber_h=0.5, zero_tol=1e-8):

@@ -46,11 +46,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
+from dplr.analysis.lasso import l1_logistic_regression
 from dplr.calibration import objective_perturbation_calibration
 from dplr.datasets.breast_cancer import scale_wdbc_public
 from dplr.mechanisms import PolarDraws
@@ -187,8 +186,9 @@ def fit_l1_logistic(X, y, alpha, intercept=False):
 
     Without intercept: scikit-learn's ``liblinear`` (``C = 1/(n\alpha)``, tolerance 1e-8; a
     :class:`~sklearn.exceptions.ConvergenceWarning` is raised as an error, never shown). With an
-    unpenalised intercept :math:`c`: L-BFGS-B on :math:`\beta = \beta^+ - \beta^-`,
-    :math:`\beta^\pm \ge 0` (liblinear would penalise :math:`c`). Returns ``(beta, c)``.
+    unpenalised intercept :math:`c` (liblinear would penalise it):
+    :func:`dplr.analysis.lasso.l1_logistic_regression` (relative decrease 1e-15, projected gradient 1e-10,
+    at most 40,000 evaluations). Returns ``(beta, c)``.
     """
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -199,21 +199,7 @@ def fit_l1_logistic(X, y, alpha, intercept=False):
             model = LogisticRegression(C=1.0 / (n * alpha), l1_ratio=1.0, solver="liblinear", fit_intercept=False,
                                        tol=1e-8, max_iter=100_000, random_state=0).fit(X, y)
         return model.coef_.ravel().copy(), 0.0
-
-    def objective(theta):
-        beta, c = theta[:d] - theta[d:2 * d], theta[2 * d]
-        z = y * (X @ beta + c)
-        slope = -y * expit(-z) / n
-        g = X.T @ slope
-        value = np.logaddexp(0.0, -z).mean() + alpha * theta[:2 * d].sum()
-        return value, np.concatenate([g + alpha, alpha - g, [slope.sum()]])
-
-    bounds = [(0.0, None)] * (2 * d) + [(None, None)]
-    result = minimize(objective, np.zeros(2 * d + 1), jac=True, method="L-BFGS-B", bounds=bounds,
-                      options={"maxiter": 20_000, "maxfun": 40_000, "ftol": 1e-15, "gtol": 1e-10, "maxcor": 30})
-    if not result.success and "ABNORMAL" not in str(result.message):
-        raise RuntimeError(f"L1 logistic regression did not converge: {result.message}")
-    return result.x[:d] - result.x[d:2 * d], float(result.x[2 * d])
+    return l1_logistic_regression(X, y, alpha, tol=1e-15, intercept=True, gtol=1e-10, max_evaluations=40_000)
 
 
 def thesis_fit(X, y, lam, penalty):
