@@ -231,8 +231,8 @@ def _solve_runs(X, y, lambdas, runs, epsilons, methods, loss, n_jobs):
 
     keys = [(r, i) for r in range(len(runs)) for i in range(m)]
     with one_blas_thread():
-        solved = thread_map(part_task, keys, n_jobs)
-    return [[solved[r * m + i] for i in range(m)] for r in range(len(runs))]
+        solved = dict(zip(keys, thread_map(part_task, keys, n_jobs)))
+    return [[solved[(r, i)] for i in range(m)] for r in range(len(runs))]
 
 
 def private_lambda_selection(X, y, lambdas, epsilon, method="objective", loss="logistic", huber_h=0.5,
