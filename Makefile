@@ -18,7 +18,7 @@ else ifneq ($(and $(ORIGIN),$(wildcard $(ORIGIN)/../shared/datasets/README.md)),
 export DPLR_DATA_DIR ?= $(abspath $(ORIGIN)/../shared/datasets)
 endif
 
-.PHONY: test book unit nbval notebooks site-test clean
+.PHONY: test book unit nbval nbval-portable notebooks site-test clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found); set PYTHON=/path/to/python3.11"; exit 1; }
@@ -34,6 +34,11 @@ unit: $(STAMP)
 
 nbval: $(STAMP)
 	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg book
+
+# The stored outputs again, under other numeric configurations (OpenBLAS kernels, numpy's SIMD dispatch, BLAS threads),
+# standing in for readers' machines: see .ci/nbval_portable.py. NB=book/x.ipynb limits it to chapters.
+nbval-portable: $(STAMP)
+	$(PY) .ci/nbval_portable.py $(NB)
 
 book: $(STAMP)
 	rm -rf _build/html

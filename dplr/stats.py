@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-__all__ = ["t_interval", "jackknife_se", "t_quantile"]
+__all__ = ["t_interval", "jackknife_se", "t_quantile", "central_range"]
 
 
 def t_quantile(level, df):
@@ -47,3 +47,21 @@ def jackknife_se(blocks, statistic):
         raise ValueError("the jackknife needs at least two blocks.")
     leave_out = np.array([statistic(np.delete(blocks, i, axis=0)) for i in range(k)], dtype=float)
     return float(np.sqrt((k - 1) / k * np.sum((leave_out - leave_out.mean()) ** 2)))
+
+
+def central_range(counts, coverage=0.8):
+    r"""The observed values between which the central ``coverage`` of ``counts`` lie: ``(low, high)``.
+
+    ``low`` is the largest observed value with at most :math:`(1 - \text{coverage})/2` of the counts below it and
+    ``high`` the smallest with at most that share above it (numpy quantiles, methods ``"lower"`` and ``"higher"``).
+    Meant for counts decided by a tolerance test (solver iterations, function evaluations): rounding on another
+    machine can move a run that stops just at the tolerance by one step, which changes a mean or a maximum but
+    leaves the central range unchanged unless a tenth of the runs sit at that edge.
+    """
+    counts = np.asarray(counts).ravel()
+    if counts.size == 0:
+        raise ValueError("central_range needs at least one count.")
+    if not 0.0 < coverage <= 1.0:
+        raise ValueError(f"coverage must be in (0, 1], got {coverage!r}.")
+    tail = (1.0 - coverage) / 2.0
+    return (np.quantile(counts, tail, method="lower").item(), np.quantile(counts, 1.0 - tail, method="higher").item())
