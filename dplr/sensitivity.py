@@ -16,8 +16,11 @@ of the minimiser from the implicit function theorem:
 .. math::
 
     \frac{\partial w^*}{\partial u_i} = -H^{-1}\,\frac{1}{n}\Big(\ell'(u_i^\top w^*) I
-        + \ell''(u_i^\top w^*)\, w^* u_i^\top\Big), \qquad
-    H = \lambda I + \frac1n \sum_i \ell''(u_i^\top w^*)\, u_i u_i^\top .
+        + \ell''(u_i^\top w^*)\, u_i w^{*\top}\Big), \qquad
+    H = \lambda I + \frac1n \sum_i \ell''(u_i^\top w^*)\, u_i u_i^\top ,
+
+obtained by differentiating the optimality condition :math:`\lambda w^* + \frac1n\sum_i \ell'(u_i^\top w^*)u_i = 0`
+in :math:`u_i` (the derivative of :math:`\ell'(u_i^\top w)\,u_i` in :math:`u_i` is :math:`\ell' I + \ell''\,u_i w^\top`).
 
 For the pair it finds, :func:`gap_factors` splits the ratio to the bound exactly into a *gradient
 factor* and a *curvature factor* (see its docstring), which is how the theory chapter explains the gap.
