@@ -290,6 +290,7 @@ def site():
 @pytest.fixture(scope="module")
 def crawl(site):
     """Open every page of the site once; return {page path: PageReport}, plus the landing-page click check."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
     from playwright.sync_api import sync_playwright
 
     origin = site.rstrip("/")
@@ -331,7 +332,10 @@ def crawl(site):
                 report.dom = page.evaluate(INSPECT_JS, MATHJAX_TIMEOUT_MS)
                 # Let late requests (fonts, lazy scripts) finish here, so none is cut off, or blamed on
                 # the next page, by leaving.
-                page.wait_for_load_state("networkidle")
+                try:
+                    page.wait_for_load_state("networkidle")
+                except PlaywrightTimeoutError:
+                    report.dom["errors"].append(f"requests still running {PAGE_TIMEOUT_MS} ms after the page loaded")
                 reports[rel] = report
 
             # The redirect at the site's root leads to the landing page.
