@@ -4,7 +4,7 @@ It does three things for the reader's site:
 
 1. **MathJax served from the site.** ``mathjax_path`` in ``_config.yml`` names a file under
    ``mathjax/`` (so Sphinx links ``_static/mathjax/...``); after an HTML build this copies MathJax 3's
-   ``es5`` tree from the installed PyPI package ``django-static-mathjax`` (pinned in pyproject.toml;
+   ``es5`` tree from the installed PyPI package ``django-static-mathjax`` (its version locked in requirements/book.lock;
    it ships MathJax 3.2.2 under Apache-2.0 and needs no Django) into ``_build/html/_static/mathjax``,
    with MathJax's licence. No CDN: the site typesets offline.
 2. **Notebook download + how to run it.** Every chapter whose source is a notebook gets a box under its
@@ -51,7 +51,7 @@ def mathjax_es5_dir() -> Path:
     """MathJax 3's ``es5`` directory inside the installed ``django-static-mathjax`` package."""
     try:
         import mathjax  # the import name of the PyPI package django-static-mathjax
-    except ImportError as err:  # pragma: no cover - only without the pinned book dependencies
+    except ImportError as err:  # pragma: no cover - only without the book dependencies
         raise RuntimeError("MathJax is served from the site: install the book dependencies "
                            "(`make book` does: pip install -e '.[book]', which pins django-static-mathjax)") from err
     return Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
@@ -120,7 +120,7 @@ def add_download_box(app: Sphinx, pagename: str, templatename: str, context: dic
         '<p class="admonition-title">Run this chapter yourself</p>\n'
         f'<p>This chapter is a Jupyter notebook: download <a class="reference download dplr-ipynb" '
         f'href="{escape(href)}" download="{escape(filename)}"><code>{escape(filename)}</code></a>. '
-        f'To run it locally with the book\'s pinned environment, see '
+        f'To run it locally with the book\'s locked environment, see '
         f'<a class="reference internal" href="{escape(run_href)}">{escape(run_title)}</a>.</p>\n'
         '</div>\n'
     )
