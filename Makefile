@@ -84,7 +84,7 @@ notebooks: $(STAMP)
 # JupyterLab on the chapters, from the project's environment (installed on first use, at the lock's versions).
 lab: $(STAMP)
 	@test -x $(VENV)/bin/jupyter-lab || $(PY) -m pip install --quiet -c $(LOCK) -e ".[book,lab]"
-	$(VENV)/bin/jupyter lab book/
+	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) book/
 
 # After editing requirements/book.lock: rewrite environment.yml (conda) from it.
 lock-env:
