@@ -323,22 +323,27 @@ def render_provenance(app: Sphinx, doctree, docname: str) -> None:
         para += nodes.Text("The outputs shown in the chapters are those stored in commit ")
         para += nodes.literal(text=commit["short"])
         para += nodes.Text(f" of {commit['date']}, the newest commit that changed a chapter notebook (read from "
-                           "git when this site was built). ")
+                           "git when this book was built). ")
     records = [r for r in (read_execution_record(p) for p in chapters) if r]
     if records:
         finished = sorted(r["finished"] for r in records if r.get("finished"))
-        para += nodes.Text(f"{len(records)} of the {len(chapters)} chapters record in their metadata when "
-                           f"make notebooks executed them: between {finished[0]} and {finished[-1]} (UTC)")
+        para += nodes.Text(f"{len(records)} of the {len(chapters)} chapters record in their metadata when ")
+        para += nodes.literal(text="make notebooks")
+        para += nodes.Text(f" executed them: between {finished[0]} and {finished[-1]} (UTC)")
+        with_commit = [r for r in records if r.get("commit")]
         ran_on = sorted({r["commit"][:7] + (" with uncommitted changes" if r.get("uncommitted") else "")
-                         for r in records if r.get("commit")})
+                         for r in with_commit})
         if ran_on:
-            para += nodes.Text(", on the code of commit " + ", ".join(ran_on))
+            para += nodes.Text(f", {len(with_commit)} of them on the code of commit " + ", ".join(ran_on))
         para += nodes.Text(". ")
     changed = uncommitted(root, chapters)
     if changed:
         para += nodes.Text("Changed since that commit (not yet committed): " + ", ".join(changed) + ". ")
-    para += nodes.Text("Every change to the code re-executes each chapter and compares it with these outputs "
-                       "(pytest --nbval in make test and CI).")
+    para += nodes.Text("Every change to the code re-executes each chapter and compares it with these outputs (")
+    para += nodes.literal(text="pytest --nbval")
+    para += nodes.Text(" in ")
+    para += nodes.literal(text="make test")
+    para += nodes.Text(" and CI).")
     for node in placeholders:
         node.replace_self(para.deepcopy())
 
