@@ -33,6 +33,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c $(LOCK) -e ".[book]"
+	$(PY) .ci/deps.py check-venv $(PY)
 	touch $(STAMP)
 
 test: unit nbval

@@ -6,6 +6,7 @@ Usage (from the repository root, with any Python 3.11):
     python .ci/deps.py floors [EXTRA ...]   # print `name==floor` for dplr's dependencies (and those extras')
     python .ci/deps.py environment          # rewrite environment.yml from requirements/book.lock
     python .ci/deps.py test-oldest          # `make test-oldest`: see test_oldest() below
+    python .ci/deps.py check-venv PYTHON    # every package PYTHON's environment holds is at the lock's version
 
 Standard library only: it runs before any venv exists.
 """
@@ -174,6 +175,22 @@ def test_oldest() -> None:
     print(f"test-oldest passed in {time.monotonic() - started:.0f} s", flush=True)
 
 
+def check_venv(python) -> None:
+    """After `pip install -c requirements/book.lock -e ".[book]"`: nothing installed floats outside the lock.
+
+    A constraints file only pins what it lists; a new dependency of a locked package would otherwise be
+    installed at whatever version is newest. pip, setuptools and wheel (the installer's own) are not locked.
+    """
+    pins, installed = lock(), _freeze(python)
+    unlocked = {n: v for n, v in installed.items() if n not in pins and n not in ("pip", "setuptools", "wheel")}
+    differ = {n: (v, pins[n]) for n, v in installed.items() if n in pins and pins[n] != v}
+    if unlocked or differ:
+        raise SystemExit(f"{python}'s environment is not the lock's: not in {LOCK.relative_to(ROOT)}: {unlocked}; "
+                         f"other versions (installed, locked): {differ}. Add them to the lock (then `make lock-env`) "
+                         "or remove the .venv (`make clean`).")
+    print(f"{len(installed)} installed packages, all at the versions of {LOCK.relative_to(ROOT)}")
+
+
 def main(argv):
     if not argv:
         raise SystemExit(__doc__)
@@ -185,6 +202,8 @@ def main(argv):
         print(f"wrote {ENVIRONMENT.relative_to(ROOT)} from {LOCK.relative_to(ROOT)}")
     elif command == "test-oldest":
         test_oldest()
+    elif command == "check-venv" and len(args) == 1:
+        check_venv(args[0])
     else:
         raise SystemExit(__doc__)
 
