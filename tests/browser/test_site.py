@@ -575,6 +575,11 @@ def test_search_finds_a_theorem_by_its_title(crawl, site):
     pages = {site_path(h, site).split("#")[0] for h in search["hits"] if site_path(h, site)}
     assert search["doc"] + ".html" in pages, \
         f"searching for the theorem {search['title']!r} does not list {search['doc']}: {search['summary']!r}, {sorted(pages)}"
+    # ... and one hit leads to the theorem block itself (sphinx-proof registers it as a searchable object)
+    page_html = (SITE / (search["doc"] + ".html")).read_text(encoding="utf-8")
+    theorem_ids = set(re.findall(r'<div class="proof theorem[^"]*" id="([^"]+)"', page_html))
+    fragments = {unquote(urldefrag(h).fragment) for h in search["hits"] if site_path(h, site) == search["doc"] + ".html"}
+    assert theorem_ids & fragments, f"no search hit leads to a theorem block of {search['doc']}: {sorted(fragments)}"
 
 
 def wide_outputs(crawl) -> dict[str, list[dict]]:
