@@ -116,7 +116,8 @@ def test_oldest() -> None:
     """dplr alone at the oldest versions it states, in a fresh venv; then its user extras at theirs.
 
     1. A fresh venv (_build/venv-oldest) gets exactly the floors of pyproject.toml's dependencies
-       (``numpy>=2.0`` -> numpy==2.0) and pytest (the lock's version: the test runner, not a dplr dependency).
+       (``numpy>=2.0.0`` -> numpy==2.0.0) and the test tools pytest, pyyaml, packaging (the lock's versions;
+       not dplr's dependencies).
     2. ``pip install -e .`` -- the ordinary resolver, no ``--no-deps`` -- must leave every one of them as it
        is: dplr's ranges accept its own floors.
     3. The unit tests run there (tests needing an optional package skip: pytest.importorskip).
@@ -134,11 +135,12 @@ def test_oldest() -> None:
     _run(pip + ["--upgrade", "pip"])
 
     core = floors()
-    pytest_pin = f"pytest=={lock()['pytest']}"
+    # The test runner and what the tests themselves read (YAML, version specifiers): not dplr's dependencies.
+    test_tools = [f"{name}=={lock()[name]}" for name in ("pytest", "pyyaml", "packaging")]
     constraints = OLDEST_VENV / "oldest-constraints.txt"
     constraints.write_text("".join(f"{n}=={v}\n" for n, v in core.items()))
     print("dplr's floors:", ", ".join(f"{n}=={v}" for n, v in core.items()), flush=True)
-    _run(pip + [f"{n}=={v}" for n, v in core.items()] + [pytest_pin])
+    _run(pip + [f"{n}=={v}" for n, v in core.items()] + test_tools)
     before = _freeze(python)
     _run(pip + ["-e", "."])
     after = _freeze(python)
