@@ -1,12 +1,20 @@
 # Two commands do all the set-up on a fresh machine with Python 3.11 and pip:
 #   make test   -- unit tests and `pytest --nbval` over every chapter
 #   make book   -- the HTML site in _build/html, warnings as errors
+# and, with Debian's packages (installed here when run as root, else named in a message):
+#   make pdf          -- the whole book as one PDF (TeX), checked with pdftotext, served with the site
+#   make site-test    -- every page of the built site in headless Chromium
+#   make test-oldest  -- dplr alone at the oldest dependency versions it states, in a fresh venv
+#   make lab          -- the chapters in JupyterLab (installed into .venv on first use)
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# The exact versions the chapters are verified with (a constraints file); pyproject.toml states dplr's ranges.
+LOCK := requirements/book.lock
+PDF := _build/latex/dplr-book.pdf
 
 # Offline data: when the shared copies of the UCI data sets sit beside the project (CI, the
 # developers' machines) -- or beside the checkout this one was cloned from, for a local test clone
@@ -18,37 +26,75 @@ else ifneq ($(and $(ORIGIN),$(wildcard $(ORIGIN)/../shared/datasets/README.md)),
 export DPLR_DATA_DIR ?= $(abspath $(ORIGIN)/../shared/datasets)
 endif
 
-.PHONY: test book unit nbval notebooks site-test clean
+.PHONY: test book unit nbval nbval-portable notebooks site-test pdf test-oldest lab lock-env clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found); set PYTHON=/path/to/python3.11"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[book]"
+	$(PY) -m pip install --quiet -c $(LOCK) -e ".[book]"
+	$(PY) .ci/deps.py check-venv $(PY)
 	touch $(STAMP)
 
 test: unit nbval
 
+# DPLR_REQUIRE_EXTRAS=1: a test that would skip for want of an optional package fails here (tests/conftest.py).
 unit: $(STAMP)
-	$(PY) -m pytest tests --ignore=tests/browser
+	DPLR_REQUIRE_EXTRAS=1 $(PY) -m pytest tests --ignore=tests/browser --ignore=tests/pdf
 
 nbval: $(STAMP)
 	$(PY) -m pytest --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg book
+
+# The stored outputs again, under other numeric configurations (OpenBLAS kernels, numpy's SIMD dispatch, BLAS threads),
+# standing in for readers' machines: see .ci/nbval_portable.py. NB=book/x.ipynb limits it to chapters.
+nbval-portable: $(STAMP)
+	$(PY) .ci/nbval_portable.py $(NB)
 
 book: $(STAMP)
 	rm -rf _build/html
 	mkdir -p _build
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going 2>&1 | tee _build/build.log
+	@if [ -f $(PDF) ]; then cp $(PDF) _build/html/; echo "copied $(PDF) into the site (make pdf rebuilds it)"; fi
 
-# The built site in headless Chromium (Debian's /usr/bin/chromium: `apt-get install chromium`; .ci/run
-# installs it): console errors, math, images, references, navigation, downloads; screenshots in _build/screenshots.
+# The whole book as one PDF: Jupyter Book's LaTeX builder, XeLaTeX from Debian's TeX packages
+# (.ci/debian-packages installs them as root, else says which). Copied into the site (_build/html/dplr-book.pdf,
+# linked from the landing page) when the site exists, and checked: tests/pdf reads its text with pdftotext.
+pdf: $(STAMP)
+	.ci/debian-packages tex
+	rm -rf _build/latex
+	mkdir -p _build
+	$(VENV)/bin/jupyter-book build . --builder pdflatex -W -n --keep-going 2>&1 | tee _build/pdf.log
+	@test -f $(PDF) || { echo "no $(PDF): see _build/pdf.log and _build/latex/dplr-book.log"; exit 1; }
+	@if [ -d _build/html ]; then cp $(PDF) _build/html/; echo "copied $(PDF) into _build/html"; fi
+	$(PY) -m pytest tests/pdf
+
+# The built site in headless Chromium (Debian's /usr/bin/chromium; .ci/debian-packages installs it as root):
+# console errors, math, images, references, navigation, downloads, the PDF link, dark mode, search;
+# screenshots in _build/screenshots.
 site-test: $(STAMP)
-	@test -f _build/html/index.html || { echo "no site in _build/html: run make book first"; exit 1; }
+	@test -f _build/html/index.html || { echo "no site in _build/html: run make book (and make pdf) first"; exit 1; }
+	.ci/debian-packages chromium
 	$(PY) -m pytest tests/browser
+
+# dplr alone (no extras) at the oldest versions pyproject.toml states, in a fresh venv (_build/venv-oldest):
+# installing dplr must change none of them; the unit tests run there; then the extras plot, dask, uci at
+# their oldest versions and the tests that use them. See .ci/deps.py.
+test-oldest:
+	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found); set PYTHON=/path/to/python3.11"; exit 1; }
+	$(PYTHON) .ci/deps.py test-oldest
 
 # Re-execute chapters in place (all, or NB=book/x.ipynb) and store their outputs.
 notebooks: $(STAMP)
 	$(PY) .ci/execute_notebooks.py $(NB)
+
+# JupyterLab on the chapters, from the project's environment (installed on first use, at the lock's versions).
+lab: $(STAMP)
+	@test -x $(VENV)/bin/jupyter-lab || $(PY) -m pip install --quiet -c $(LOCK) -e ".[book,lab]"
+	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) book/
+
+# After editing requirements/book.lock: rewrite environment.yml (conda) from it.
+lock-env:
+	$(PYTHON) .ci/deps.py environment
 
 clean:
 	rm -rf _build $(VENV)

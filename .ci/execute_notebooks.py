@@ -5,11 +5,14 @@ Usage: .venv/bin/python .ci/execute_notebooks.py book/some_chapter.ipynb [...]  
 The stored outputs are what `pytest --nbval` compares against and what the site renders.
 
 Each chapter's wall-clock run time (kernel start to last cell, in this process), the time it finished
-(UTC) and the machine it ran on are stored in the notebook's metadata under `dplr.execution`; the site's
-"Execution statistics" page (book/exec_stats.md, rendered by book/_ext/dplr_site.py) lists them.
+(UTC), the machine it ran on, the commit checked out (`git rev-parse HEAD`) and the files that differed from
+it when the chapter started (`git status`: the code that ran is that commit plus those changes) are stored in
+the notebook's metadata under `dplr.execution`; the site's "Execution statistics" page and the landing page
+(book/exec_stats.md, book/intro.md, rendered by book/_ext/dplr_site.py) report them.
 """
 import os
 import platform
+import subprocess
 import sys
 import time
 from datetime import datetime, timezone
@@ -18,9 +21,18 @@ from pathlib import Path
 import nbclient
 import nbformat
 
+
+def git(*args):
+    result = subprocess.run(["git", *args], capture_output=True, text=True)
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
 for name in sys.argv[1:] or sorted(str(p) for p in Path("book").glob("*.ipynb")):
     path = Path(name)
     nb = nbformat.read(path, as_version=4)
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    uncommitted = sorted(line[3:] for line in (status or "").splitlines() if line[3:] != path.as_posix())
     start = time.perf_counter()
     client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=1800,
                                      resources={"metadata": {"path": str(path.parent)}})
@@ -33,6 +45,8 @@ for name in sys.argv[1:] or sorted(str(p) for p in Path("book").glob("*.ipynb"))
         "python": platform.python_version(),
         "platform": f"{platform.system()} {platform.machine()}",
         "by": "make notebooks (.ci/execute_notebooks.py)",
+        "commit": commit,
+        "uncommitted": uncommitted,
     }
     nbformat.write(nb, path)
     print(f"{path}: executed in {seconds:.1f} s")

@@ -6,7 +6,7 @@ Layers, from the bottom: the **core** (``dplr/*.py`` and ``dplr/solver/``) impor
 do not import each other (what they share lives in ``dplr/replication/``); only the command line
 (``dplr/replication/cli.py``, ``dplr/__main__.py``) may use both. Every import counts -- at module level
 or inside a function. Besides: no private name is imported from another module, an import inside a
-function is an optional heavy dependency with a comment saying so, and a module longer than about 400
+function is an optional heavy dependency (or a dplr module that imports one) with a comment saying so, and a module longer than about 400
 lines says at its top why.
 """
 import ast
@@ -81,9 +81,7 @@ def violations(module, source):
             private = [n for n in names if n.startswith("_") and n != "__version__"]
             if private and target != module:
                 problems.append(f"{module} imports the private {private} from {target}, line {node.lineno}")
-            if in_function:
-                problems.append(f"{module} imports {target} inside a function, line {node.lineno}")
-        elif in_function and "imported here" not in lines[node.lineno - 1]:
+        if in_function and "imported here" not in lines[node.lineno - 1]:
             problems.append(f"{module} imports {target} inside a function without saying why "
                             f"('# imported here: ...'), line {node.lineno}")
     docstring = ast.get_docstring(tree) or ""
@@ -117,6 +115,7 @@ def test_every_module_is_in_a_known_layer_and_the_layers_are_all_used():
      "imports dplr.replication.thesis"),
     ("dplr.tuning", "from dplr.algorithms import _check\n", "private ['_check']"),
     ("dplr.tuning", "def f():\n    import scipy\n", "without saying why"),
+    ("dplr.replication.cli", "def f():\n    from dplr.replication import figures\n", "without saying why"),
     ("dplr.tuning", '"""Short."""\n' + "x = 1\n" * 500, "no reason at its top"),
 ])
 def test_the_checks_catch_a_wrong_import(module, source, expected):
@@ -130,4 +129,6 @@ def test_the_checks_accept_what_is_allowed():
     assert violations("dplr.replication.cli", "from dplr.replication.paper import study\n"
                       "from dplr.replication.thesis import study as t\n") == []
     assert violations("dplr.datasets.adult", "def f():\n    import ucimlrepo  # imported here: optional\n") == []
+    assert violations("dplr.replication.cli", "def f():\n    from dplr.replication import figures  # imported here: "
+                      "it needs matplotlib\n") == []
     assert violations("dplr.solver.batched", '"""Why: over 400 lines because ..."""\n' + "x = 1\n" * 500) == []

@@ -23,7 +23,7 @@ def test_wdbc_from_sklearn():
 @pytest.fixture
 def recorded_uci(monkeypatch):
     """Serve the recorded API response and CSV to ucimlrepo: no network is touched."""
-    import ucimlrepo.fetch as fetch
+    fetch = pytest.importorskip("ucimlrepo.fetch")  # the optional extra dplr[uci]
 
     api = json.loads((DATA / "wdbc_ucimlrepo_17.json").read_text())
     calls = []

@@ -37,6 +37,7 @@ def test_targets_resolve_in_a_fixed_order_each_once():
 
 
 def test_figure1_files_hold_the_numbers_of_the_experiments(tmp_path, capsys):
+    pytest.importorskip("matplotlib")  # the figures: the optional extra dplr[plot]
     rp.main(["reproduce", "figure1", "--restarts", "3", "--workers", "1", "--seed", "11", "--out", str(tmp_path),
              "--quiet"])
     assert capsys.readouterr().err == ""  # --quiet: no progress bars, no messages

@@ -141,7 +141,7 @@ def _ucimlrepo_response():
 
 
 def test_read_adult_downloads_with_ucimlrepo_and_caches(tmp_path, adult_folder, monkeypatch):
-    import ucimlrepo
+    ucimlrepo = pytest.importorskip("ucimlrepo")  # the optional extra dplr[uci]
 
     calls = []
 
@@ -165,7 +165,7 @@ def test_read_adult_downloads_with_ucimlrepo_and_caches(tmp_path, adult_folder, 
 
 
 def test_read_adult_offline_download_failure_is_explained(tmp_path, monkeypatch):
-    import ucimlrepo
+    ucimlrepo = pytest.importorskip("ucimlrepo")  # the optional extra dplr[uci]
 
     def offline(id=None, name=None):
         raise ConnectionError("Error connecting to server")

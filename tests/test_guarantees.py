@@ -6,6 +6,7 @@ from scipy import stats
 from dplr.analysis.guarantees import (
     classification_error,
     corrected_objective_perturbation_bound,
+    corrected_theorem4_sample_size,
     excess_loss_draws,
     gamma_tail_radius,
     lemma3_bound,
@@ -15,6 +16,7 @@ from dplr.analysis.guarantees import (
     theorem4_sample_size,
     theorem5_sample_size,
 )
+from dplr.calibration import objective_perturbation_calibration
 from dplr.datasets.simulated import make_unseparable
 
 
@@ -47,9 +49,28 @@ def test_sharp_bounds_are_below_the_papers():
 def test_sample_sizes():
     # Theorem 5 needs at least as many samples as Theorem 4, strictly more once ||w0|| > sqrt(g)
     assert theorem5_sample_size(5.0, 0.1, 10, 0.05, 0.1) > theorem4_sample_size(5.0, 0.1, 10, 0.05, 0.1)
-    assert theorem5_sample_size(0.1, 0.5, 10, 0.05, 0.1) == pytest.approx(theorem4_sample_size(0.1, 0.5, 10, 0.05, 0.1))
+    # tiny g: the first (sampling) term dominates both
+    assert theorem5_sample_size(1.0, 1e-6, 10, 0.05, 1.0) == pytest.approx(theorem4_sample_size(1.0, 1e-6, 10, 0.05, 1.0))
+    # the first term keeps its log(1/delta): log(e/delta) = 1 + log(1/delta)
     assert theorem4_sample_size(1.0, 0.1, 10, 0.05, 0.1, C=3.0) == pytest.approx(
-        3 * max(100.0, 10 * np.log(200) / 0.01))
+        3 * max(100.0 * (1 + np.log(20)), 10 * np.log(200) / 0.01))
+    assert theorem4_sample_size(1.0, 1e-4, 10, 1e-6, 10.0) > 1.5 * theorem4_sample_size(1.0, 1e-4, 10, 1e-2, 10.0)
+    # Theorem 5 is proved for lambda = g / ||w0||^2 <= 1 only
+    with pytest.raises(ValueError, match="lambda"):
+        theorem5_sample_size(0.1, 0.5, 10, 0.05, 0.1)
+
+
+def test_corrected_sample_size_adds_the_jacobian_term():
+    w0, g, d, delta, eps = 20.0, 4.0, 1, 0.5, 0.1
+    n = corrected_theorem4_sample_size(w0, g, d, delta, eps)
+    assert n >= theorem4_sample_size(w0, g, d, delta, eps)
+    assert n == pytest.approx(0.25 * w0**2 / (g * np.expm1(eps / 4)))  # the third term dominates here
+    # at that n and lambda = g/||w0||^2 the corrected calibration has Delta = 0 and eps' >= eps/2
+    cal = objective_perturbation_calibration(eps, int(np.ceil(n)), g / w0**2)
+    assert cal.delta == 0 and cal.epsilon_prime >= eps / 2
+    # one record fewer than the term asks for and eps' < eps/2
+    cal = objective_perturbation_calibration(eps, int(np.floor(n)) - 1, g / w0**2)
+    assert cal.epsilon_prime < eps / 2
 
 
 def test_deterministic_inequalities_hold_draw_by_draw():

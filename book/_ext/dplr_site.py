@@ -4,7 +4,7 @@ It does three things for the reader's site:
 
 1. **MathJax served from the site.** ``mathjax_path`` in ``_config.yml`` names a file under
    ``mathjax/`` (so Sphinx links ``_static/mathjax/...``); after an HTML build this copies MathJax 3's
-   ``es5`` tree from the installed PyPI package ``django-static-mathjax`` (pinned in pyproject.toml;
+   ``es5`` tree from the installed PyPI package ``django-static-mathjax`` (its version locked in requirements/book.lock;
    it ships MathJax 3.2.2 under Apache-2.0 and needs no Django) into ``_build/html/_static/mathjax``,
    with MathJax's licence. No CDN: the site typesets offline.
 2. **Notebook download + how to run it.** Every chapter whose source is a notebook gets a box under its
@@ -14,12 +14,21 @@ It does three things for the reader's site:
    run time as recorded in the notebook's metadata (``metadata.dplr.execution``) by
    ``.ci/execute_notebooks.py`` (``make notebooks``) when the stored outputs were produced. The site build
    itself executes nothing (``execute_notebooks: off``), so myst-nb's own ``{nb-exec-table}`` would be empty.
+   Its last column names the commit that stored each chapter's outputs (git, at build time).
+4. **Where the stored outputs come from.** The ``{dplr-outputs-provenance}`` directive (on the landing page)
+   says, computed when the site is built: the newest commit that changed a chapter notebook (its outputs are
+   those of that commit), with its date; the span of times the chapters were executed and the commit
+   ``make notebooks`` ran on (from the notebooks' metadata); and any chapter changed since its last commit.
+5. **The PDF.** Figures pasted with ``{glue}`` point at the LaTeX build's copy of the image.
 """
 from __future__ import annotations
 
 import json
 import os
+import posixpath
+import re
 import shutil
+import subprocess
 from html import escape
 from pathlib import Path
 
@@ -42,7 +51,7 @@ def mathjax_es5_dir() -> Path:
     """MathJax 3's ``es5`` directory inside the installed ``django-static-mathjax`` package."""
     try:
         import mathjax  # the import name of the PyPI package django-static-mathjax
-    except ImportError as err:  # pragma: no cover - only without the pinned book dependencies
+    except ImportError as err:  # pragma: no cover - only without the book dependencies
         raise RuntimeError("MathJax is served from the site: install the book dependencies "
                            "(`make book` does: pip install -e '.[book]', which pins django-static-mathjax)") from err
     return Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
@@ -111,7 +120,7 @@ def add_download_box(app: Sphinx, pagename: str, templatename: str, context: dic
         '<p class="admonition-title">Run this chapter yourself</p>\n'
         f'<p>This chapter is a Jupyter notebook: download <a class="reference download dplr-ipynb" '
         f'href="{escape(href)}" download="{escape(filename)}"><code>{escape(filename)}</code></a>. '
-        f'To run it locally with the book\'s pinned environment, see '
+        f'To run it locally with the book\'s locked environment, see '
         f'<a class="reference internal" href="{escape(run_href)}">{escape(run_title)}</a>.</p>\n'
         '</div>\n'
     )
@@ -208,7 +217,7 @@ def render_exec_stats(app: Sphinx, doctree, docname: str) -> None:
     if not placeholders:
         return
     env = app.env
-    headers = ["Chapter", "Run time", "Executed (UTC)", "Where"]
+    headers = ["Chapter", "Run time", "Executed (UTC)", "Where", "Outputs stored in"]
     rows, total, missing = [], 0.0, []
     for doc in _toc_order(env, app.config.root_doc):
         path = Path(env.doc2path(doc))
@@ -217,20 +226,22 @@ def render_exec_stats(app: Sphinx, doctree, docname: str) -> None:
         link = nodes.reference("", "", internal=True, refuri=app.builder.get_relative_uri(docname, doc))
         link += nodes.Text(env.titles[doc].astext() if doc in env.titles else doc)
         record = read_execution_record(path)
+        stored = last_commit(Path(env.srcdir), [path])
+        stored = f"{stored['short']} ({stored['date']})" if stored else "not committed"
         if record is None:
             missing.append(doc)
-            rows.append([link, "not recorded", "—", "—"])
+            rows.append([link, "not recorded", "—", "—", stored])
             continue
         total += float(record["seconds"])
         where = f"{record.get('cores', '?')} cores, Python {record.get('python', '?')}, {record.get('platform', '?')}"
-        rows.append([link, format_seconds(float(record["seconds"])), record.get("finished", "?"), where])
+        rows.append([link, format_seconds(float(record["seconds"])), record.get("finished", "?"), where, stored])
     if len(rows) > len(missing):
-        rows.append([nodes.strong(text="All chapters with a record"), format_seconds(total), "", ""])
+        rows.append([nodes.strong(text="All chapters with a record"), format_seconds(total), "", "", ""])
 
     table = nodes.table(classes=["dplr-exec-stats"])
     tgroup = nodes.tgroup(cols=len(headers))
     table += tgroup
-    for width in (40, 15, 20, 25):
+    for width in (34, 12, 17, 22, 15):
         tgroup += nodes.colspec(colwidth=width)
     thead = nodes.thead()
     thead += _row(headers)
@@ -252,6 +263,118 @@ def render_exec_stats(app: Sphinx, doctree, docname: str) -> None:
         node.replace_self(result)
 
 
+# --------------------------------------------------------------------------------------------------
+# 4. Where the stored outputs come from
+# --------------------------------------------------------------------------------------------------
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        result = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def last_commit(root: Path, paths: list[Path]) -> dict | None:
+    """The newest commit that changed any of ``paths``: {hash, short, date (YYYY-MM-DD, committer's)}, or None."""
+    if not paths:
+        return None
+    out = _git(root, "log", "-1", "--format=%H%x09%h%x09%cs", "--", *[str(p.relative_to(root)) for p in paths])
+    if not out:
+        return None
+    full, short, date = out.split("\t")
+    return {"hash": full, "short": short, "date": date}
+
+
+def uncommitted(root: Path, paths: list[Path]) -> list[str] | None:
+    """Those of ``paths`` that differ from the last commit (None: not a git checkout)."""
+    out = _git(root, "status", "--porcelain", "--", *[str(p.relative_to(root)) for p in paths])
+    if out is None:
+        return None
+    return sorted(line[3:] for line in out.splitlines() if line.strip())
+
+
+class provenance_placeholder(nodes.General, nodes.Element):
+    """Replaced by the provenance paragraph once every document has been read."""
+
+
+class ProvenanceDirective(SphinxDirective):
+    has_content = False
+
+    def run(self):
+        for nb in sorted(Path(self.env.srcdir).glob("book/*.ipynb")):
+            self.env.note_dependency(str(nb))
+        return [provenance_placeholder()]
+
+
+def render_provenance(app: Sphinx, doctree, docname: str) -> None:
+    placeholders = list(doctree.findall(provenance_placeholder))
+    if not placeholders:
+        return
+    env = app.env
+    root = Path(env.srcdir)
+    chapters = [Path(env.doc2path(d)) for d in _toc_order(env, app.config.root_doc)
+                if Path(env.doc2path(d)).suffix == ".ipynb"]
+    para = nodes.paragraph()
+    commit = last_commit(root, chapters)
+    if commit is None:
+        para += nodes.Text("This copy of the book is not a git checkout, so the commit its stored outputs come from "
+                           "is not known here. ")
+    else:
+        para += nodes.Text("The outputs shown in the chapters are those stored in commit ")
+        para += nodes.literal(text=commit["short"])
+        para += nodes.Text(f" of {commit['date']}, the newest commit that changed a chapter notebook (read from "
+                           "git when this book was built). ")
+    records = [r for r in (read_execution_record(p) for p in chapters) if r]
+    if records:
+        finished = sorted(r["finished"] for r in records if r.get("finished"))
+        para += nodes.Text(f"{len(records)} of the {len(chapters)} chapters record in their metadata when ")
+        para += nodes.literal(text="make notebooks")
+        para += nodes.Text(f" executed them: between {finished[0]} and {finished[-1]} (UTC)")
+        with_commit = [r for r in records if r.get("commit")]
+        ran_on = sorted({r["commit"][:7] + (" with uncommitted changes" if r.get("uncommitted") else "")
+                         for r in with_commit})
+        if ran_on:
+            para += nodes.Text(f", {len(with_commit)} of them on the code of commit " + ", ".join(ran_on))
+        para += nodes.Text(". ")
+    changed = uncommitted(root, chapters)
+    if changed:
+        para += nodes.Text("Changed since that commit (not yet committed): " + ", ".join(changed) + ". ")
+    para += nodes.Text("Every change to the code re-executes each chapter and compares it with these outputs (")
+    para += nodes.literal(text="pytest --nbval")
+    para += nodes.Text(" in ")
+    para += nodes.literal(text="make test")
+    para += nodes.Text(" and CI).")
+    for node in placeholders:
+        node.replace_self(para.deepcopy())
+
+
+# --------------------------------------------------------------------------------------------------
+# 5. The PDF (LaTeX builder): glued figures
+# --------------------------------------------------------------------------------------------------
+_GLUED_IMAGE = re.compile(r"[0-9a-f]{64}\.(png|jpeg|gif|pdf)")
+
+
+def fix_glued_image_paths(app: Sphinx, doctree, docname: str) -> None:
+    """Point figures pasted with ``{glue}`` at the LaTeX build's own copy of the image.
+
+    myst-nb writes a glued image into the builder's image folder and links it relative to the page
+    (``../<sha256>.png`` from ``book/intro``): right for the HTML pages, which sit in ``book/``; but the
+    LaTeX builder resolves the whole book as one document named after the root page, so the same
+    relative link points outside ``_build/latex`` and XeLaTeX stops ("Unable to load picture").
+    """
+    if app.builder.format != "latex":
+        return
+    base = posixpath.dirname(docname)
+    for image in doctree.findall(nodes.image):
+        uri = image.get("uri", "")
+        if not uri.startswith("../"):
+            continue
+        target = posixpath.normpath(posixpath.join(base, uri))
+        if _GLUED_IMAGE.fullmatch(target):
+            image["uri"] = target
+            image["candidates"] = {"*": target}
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("build-finished", copy_mathjax)
     app.connect("html-page-context", add_download_box)
@@ -259,4 +382,8 @@ def setup(app: Sphinx) -> dict:
     app.add_node(exec_stats_placeholder)
     app.add_directive("dplr-exec-stats", ExecStatsDirective)
     app.connect("doctree-resolved", render_exec_stats)
+    app.connect("doctree-resolved", fix_glued_image_paths)
+    app.add_node(provenance_placeholder)
+    app.add_directive("dplr-outputs-provenance", ProvenanceDirective)
+    app.connect("doctree-resolved", render_provenance)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -49,6 +49,7 @@ __all__ = [
     "lemma_bound_ratio",
     "theorem4_sample_size",
     "theorem5_sample_size",
+    "corrected_theorem4_sample_size",
     "ExcessLossDraws",
     "excess_loss_draws",
     "ExcessLossSummary",
@@ -148,22 +149,42 @@ def lemma_bound_ratio(lam, constants="paper"):
 
 
 def theorem4_sample_size(w0_norm, g, d, delta, epsilon, C=1.0):
-    r"""Theorem 4 (NIPS 2008): Algorithm 2 has expected loss :math:`\le L(w_0) + g` w.p. :math:`1-\delta` once
+    r"""Theorem 4 (NIPS 2008) as its proof gives it: Algorithm 2 (NIPS form) with :math:`\lambda = g/\lVert w_0\rVert^2`
 
-    :math:`n > C\max\big(\lVert w_0\rVert^2/g^2,\; d\log(d/\delta)\lVert w_0\rVert/(g\varepsilon)\big)`.
-    The paper leaves :math:`C` unspecified; the default ``C=1`` is for comparing shapes only.
+    has expected loss :math:`\le L(w_0) + g` with probability :math:`\ge 1 - 2\delta` (sample and noise) once
+    :math:`n \ge C\max\big(\lVert w_0\rVert^2\log(e/\delta)/g^2,\; d\log(d/\delta)\lVert w_0\rVert/(g\varepsilon)\big)`.
+    The :math:`\log(e/\delta)` of the first term comes from the uniform bound of Sridharan, Srebro &
+    Shalev-Shwartz (NIPS 2008, Theorem 1), whose constant is absorbed in :math:`C`; the paper prints the first term
+    without it, and with probability :math:`1 - \delta`. ``C=1`` is for comparing shapes only.
     """
-    return C * np.maximum(w0_norm**2 / g**2, d * np.log(d / delta) * w0_norm / (g * epsilon))
+    delta = _check_delta(delta)
+    return C * np.maximum(w0_norm**2 * np.log(np.e / delta) / g**2, d * np.log(d / delta) * w0_norm / (g * epsilon))
 
 
 def theorem5_sample_size(w0_norm, g, d, delta, epsilon, C=1.0):
-    r"""Theorem 5 (NIPS 2008; stated there for "Algorithm 2", meant for Algorithm 1): the sample size
+    r"""Theorem 5 (NIPS 2008; stated there for "Algorithm 2", meant for Algorithm 1) as its proof gives it:
 
-    :math:`n > C\max\big(\lVert w_0\rVert^2/g^2,\; d\log(d/\delta)\lVert w_0\rVert/(g\varepsilon),\;
-    d\log(d/\delta)\lVert w_0\rVert^2/(g^{3/2}\varepsilon)\big)`.
+    :math:`n \ge C\max\big(\lVert w_0\rVert^2\log(e/\delta)/g^2,\;
+    d\log(d/\delta)\lVert w_0\rVert^2/(g^{3/2}\varepsilon)\big)`, probability :math:`\ge 1 - 2\delta`. The proof
+    needs :math:`\lambda = g/\lVert w_0\rVert^2 \le 1`, i.e. :math:`g \le \lVert w_0\rVert^2` (checked); then the
+    paper's middle term :math:`d\log(d/\delta)\lVert w_0\rVert/(g\varepsilon)` never exceeds the last one.
     """
+    if np.any(np.asarray(g) > np.asarray(w0_norm) ** 2):
+        raise ValueError("Theorem 5 needs lambda = g / ||w0||^2 <= 1, i.e. g <= ||w0||^2; got "
+                         f"g={g!r}, ||w0||={w0_norm!r}.")
     return C * np.maximum(theorem4_sample_size(w0_norm, g, d, delta, epsilon, 1.0),
                           d * np.log(d / delta) * w0_norm**2 / (g**1.5 * epsilon))
+
+
+def corrected_theorem4_sample_size(w0_norm, g, d, delta, epsilon, C=1.0, curvature=_CURVATURE):
+    r"""Theorem 4 for the *corrected* Algorithm 2 (JMLR 2011): Theorem 4's sample size and the extra term
+
+    :math:`c\lVert w_0\rVert^2/(g(e^{\varepsilon/4} - 1))`, which makes :math:`n\lambda \ge c/(e^{\varepsilon/4} - 1)`:
+    then :math:`\Delta = 0` and :math:`\varepsilon' \ge \varepsilon/2`, so the noise is at most twice the NIPS form's.
+    Of order :math:`4c\lVert w_0\rVert^2/(g\varepsilon)` for small ε (book: *Learning guarantees*).
+    """
+    return np.maximum(theorem4_sample_size(w0_norm, g, d, delta, epsilon, C),
+                      C * curvature * w0_norm**2 / (g * np.expm1(epsilon / 4)))
 
 
 @dataclass(frozen=True)

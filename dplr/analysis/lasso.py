@@ -24,6 +24,7 @@ from dplr.validation import check_lambda, check_random_state
 
 __all__ = [
     "l1_logistic_regression",
+    "l1_regularized_erm",
     "l1_kkt_violation",
     "l1_neighbour_distance",
     "L1SearchResult",
@@ -44,13 +45,23 @@ def l1_logistic_regression(X, y, lam, loss="logistic", huber_h=0.5, tol=1e-13, i
     :math:`\ell(y_i(w^\top x_i + c))` (as MATLAB's ``lassoglm`` fits one), returns ``(w, c)`` and raises
     when L-BFGS-B stops for another reason than its tolerances or a failed line search at them.
     """
-    return _l1_solve(X, y, check_lambda(lam), get_loss(loss, huber_h), tol, intercept, gtol, max_evaluations)
+    return l1_regularized_erm(X, y, check_lambda(lam), get_loss(loss, huber_h), tol=tol, intercept=intercept, gtol=gtol,
+                              max_evaluations=max_evaluations)
 
 
-def _l1_solve(X, y, lam, loss, tol=1e-13, intercept=False, gtol=None, max_evaluations=None):
+def l1_regularized_erm(X, y, l1, loss, ridge=0.0, tol=1e-13, intercept=False, gtol=None, max_evaluations=None,
+                       max_iterations=20_000):
+    r""":math:`\arg\min \frac{\text{ridge}}{2}\lVert w\rVert^2 + \text{l1}\,\lVert w\rVert_1 + \frac1n\sum_i \ell(y_i(w^\top x_i + c))`.
+
+    The one L-BFGS-B solver of the package's L1 problems, on :math:`w = p - q`, :math:`p, q \ge 0`:
+    :func:`l1_logistic_regression` (``ridge = 0``), the elastic net of
+    :func:`dplr.analysis.toolkit.elastic_net_erm` (``ridge > 0``) and the thesis' ``lassoglm`` reading
+    (``intercept=True``: an unpenalised :math:`c`, returns ``(w, c)``; the others :math:`c = 0`, return ``w``).
+    ``l1`` and ``ridge`` are taken as given (finite, >= 0: the callers check them); ``loss`` is a loss object.
+    """
     X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
     n, d = X.shape
-    options = {"ftol": tol, "gtol": tol if gtol is None else gtol, "maxiter": 20_000, "maxcor": 30}
+    options = {"ftol": tol, "gtol": tol if gtol is None else gtol, "maxiter": max_iterations, "maxcor": 30}
     if max_evaluations is not None:
         options["maxfun"] = max_evaluations
     if not intercept:
@@ -59,19 +70,24 @@ def _l1_solve(X, y, lam, loss, tol=1e-13, intercept=False, gtol=None, max_evalua
         def fun(pq):
             w = pq[:d] - pq[d:]
             z = U @ w
-            g = loss.derivative(z) @ U / n
-            return lam * pq.sum() + loss.value(z).mean(), np.r_[lam + g, lam - g]
+            if not ridge:
+                g = loss.derivative(z) @ U / n
+                return l1 * pq.sum() + loss.value(z).mean(), np.r_[l1 + g, l1 - g]
+            g = loss.derivative(z) @ U / n + ridge * w
+            return 0.5 * ridge * w @ w + l1 * pq.sum() + loss.value(z).mean(), np.r_[l1 + g, l1 - g]
 
         res = optimize.minimize(fun, np.zeros(2 * d), jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * (2 * d),
                                 options=options)
         return res.x[:d] - res.x[d:]
+    if ridge:
+        raise ValueError("an unpenalised intercept is implemented without the ridge term.")
 
     def fun_c(theta):
         w, c = theta[:d] - theta[d:2 * d], theta[2 * d]
         z = y * (X @ w + c)
         slope = y * loss.derivative(z) / n  # derivative of the mean loss with respect to x_i^T w + c
         g = X.T @ slope
-        return loss.value(z).mean() + lam * theta[:2 * d].sum(), np.concatenate([g + lam, lam - g, [slope.sum()]])
+        return loss.value(z).mean() + l1 * theta[:2 * d].sum(), np.concatenate([g + l1, l1 - g, [slope.sum()]])
 
     res = optimize.minimize(fun_c, np.zeros(2 * d + 1), jac=True, method="L-BFGS-B",
                             bounds=[(0.0, None)] * (2 * d) + [(None, None)], options=options)
@@ -98,7 +114,8 @@ def l1_kkt_violation(w, X, y, lam, loss="logistic", huber_h=0.5, zero_tol=1e-8):
 def l1_neighbour_distance(pair: NeighbouringPair, lam, loss="logistic", huber_h=0.5) -> float:
     r""":math:`\lVert w_1(D) - w_1(D')\rVert` for L1-regularised ERM (:func:`l1_logistic_regression`)."""
     loss, lam = get_loss(loss, huber_h), check_lambda(lam)
-    return float(np.linalg.norm(_l1_solve(pair.X, pair.y, lam, loss) - _l1_solve(pair.X_prime, pair.y_prime, lam, loss)))
+    w, w_prime = l1_regularized_erm(pair.X, pair.y, lam, loss), l1_regularized_erm(pair.X_prime, pair.y_prime, lam, loss)
+    return float(np.linalg.norm(w - w_prime))
 
 
 @dataclass(frozen=True)

@@ -93,7 +93,8 @@ def _nelder_mead(fun, x0, steps, max_evals):
 
 
 def _distinct_top(values, k, points, min_sep=1e-9):
-    order = np.argsort(values)[::-1]
+    # stable: equal values keep grid order on every machine (numpy's default sort picks its algorithm by CPU)
+    order = np.argsort(-values, kind="stable")
     chosen = []
     for idx in order:
         if all(np.linalg.norm(points[idx] - points[j]) > min_sep for j in chosen):
@@ -192,6 +193,27 @@ def _record_grid(d, n_radii=9, n_angles=64):
     raise NotImplementedError("the worst case over the replaced record is implemented for d = 1 and d = 2.")
 
 
+def _mirror_symmetric(U):
+    """True when the rows of ``U`` are the same multiset as the rows of ``-U`` (e.g. all at the origin)."""
+    if U.shape[0] == 0:
+        return True
+    order = np.lexsort(U.T[::-1])
+    mirror = -U
+    return bool(np.array_equal(U[order], mirror[np.lexsort(mirror.T[::-1])]))
+
+
+def _canonical_mirror(w, u, u_prime):
+    """Of ``(w, u, u')`` and its mirror image ``(-w, -u, -u')``, the one whose ``w`` has a positive first non-zero entry.
+
+    When the shared records are mirror-symmetric the two have the same privacy loss, so which one a search reports
+    is decided by rounding; this rule makes it the same on every machine.
+    """
+    nonzero = np.flatnonzero(w)
+    if nonzero.size and w[nonzero[0]] < 0:
+        return -w, -u, -u_prime
+    return w, u, u_prime
+
+
 def _project_ball(p):
     norm = np.linalg.norm(p)
     return p / norm if norm > 1 else p
@@ -228,7 +250,10 @@ def worst_case_objective_perturbation_privacy_loss(X_shared, y_shared, epsilon, 
     :math:`L = \varphi(u'; w) - \varphi(u; w)` (module docstring): for every :math:`w` on
     :func:`output_grid` and every record on a polar grid of the unit disc (``d = 2``) or of
     :math:`[-1, 1]` (``d = 1``) it takes :math:`\max_v\varphi - \min_v\varphi`, then refines the best
-    ``n_refine`` candidates jointly in :math:`(w, u, u')` with Nelder–Mead. Deterministic.
+    ``n_refine`` candidates jointly in :math:`(w, u, u')` with Nelder–Mead. Deterministic. When the shared
+    records are mirror-symmetric (the rows of :math:`-U` are those of :math:`U`, e.g. all at the origin), every
+    optimum has a mirror image :math:`(-w, -u, -u')` with the same loss; the search reports the one whose :math:`w`
+    has a positive first non-zero entry, so that rounding cannot pick a different one on another machine.
     """
     loss = get_loss(loss, huber_h)
     X_shared = np.asarray(X_shared, dtype=float)
@@ -260,9 +285,12 @@ def worst_case_objective_perturbation_privacy_loss(X_shared, y_shared, epsilon, 
         phi = _phi(w[None, :], np.vstack([u, u_prime]), B_s, A_inv, beta, loss)[0]
         return phi[1] - phi[0]
 
+    symmetric = _mirror_symmetric(U_shared)
     candidates = []
     for idx in _distinct_top(spread, max(n_refine, 1), grid):
         w0, u0, up0 = grid[idx], records[arg_lo[idx]], records[arg_hi[idx]]
+        if symmetric:  # search from the canonical one of a mirror-image pair (see _canonical_mirror)
+            w0, u0, up0 = _canonical_mirror(w0, u0, up0)
         candidates.append((spread[idx], w0, u0, up0))
         if n_refine <= 0 or not np.any(w0):
             continue
@@ -278,6 +306,8 @@ def worst_case_objective_perturbation_privacy_loss(X_shared, y_shared, epsilon, 
         candidates.append((-val, _w_from_params(theta[:nw], d, sign), _project_ball(theta[nw:nw + d]),
                            _project_ball(theta[nw + d:])))
     _, w, u, u_prime = max(candidates, key=lambda c: c[0])
+    if symmetric:
+        w, u, u_prime = _canonical_mirror(w, u, u_prime)
     # Records are stored as (x, y) = (u, +1); rounding can put a projected record a hair outside the ball.
     u, u_prime = u / max(1.0, np.linalg.norm(u)), u_prime / max(1.0, np.linalg.norm(u_prime))
     pair = NeighbouringPair.from_records(X_shared, y_shared, u, 1.0, u_prime, 1.0)

@@ -31,11 +31,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from dplr.replication.figures import METHOD_COLOURS, plot_figure2_panel, plot_thesis_panel, set_book_style
 from dplr.replication.paper import protocol as paper_protocol
 from dplr.replication.paper.published import FIGURE2_AXES
 from dplr.replication.paper.study import Replication
@@ -137,13 +135,25 @@ _PIPELINE_NAMES = {"simulated": "thesis pipeline as diagnosed", "real": "thesis 
                    "sound": "sound pipeline"}
 
 
+def _plotting():
+    """pyplot and the book's figures module: only drawing needs them (matplotlib and seaborn are the extra dplr[plot])."""
+    import matplotlib.pyplot as plt  # imported here: the optional extra dplr[plot], needed to draw only
+
+    from dplr.replication import figures  # imported here: it imports matplotlib and seaborn (dplr[plot])
+
+    return plt, figures
+
+
 def _save(fig, path):
+    plt, _ = _plotting()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
 def _figure1(rep, out):
+    plt, figures = _plotting()
+    METHOD_COLOURS = figures.METHOD_COLOURS
     nips = rep.figure1_table().assign(form="nips2008")
     corrected = rep.figure1_table(form="corrected").query("method == 'objective'").assign(form="corrected")
     table = pd.concat([nips, corrected], ignore_index=True)
@@ -172,8 +182,9 @@ def _figure2(rep, panel, out):
     x = "n_train" if panel in "ab" else "epsilon"
     curves = rep.learning_curves() if x == "n_train" else rep.epsilon_curves()
     table = curves[curves.data == kind].reset_index(drop=True)
+    plt, figures = _plotting()
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    plot_figure2_panel(ax, table, kind, FIGURE2_AXES[panel], x, scale=1000 if x == "n_train" else 1)
+    figures.plot_figure2_panel(ax, table, kind, FIGURE2_AXES[panel], x, scale=1000 if x == "n_train" else 1)
     ax.set(xlabel="training points / 1000" if x == "n_train" else "ε", ylabel="test error",
            title=f"Figure 2({panel}), {kind} data: ours, 95% CI over folds")
     ax.legend(fontsize="small")
@@ -195,9 +206,10 @@ def _thesis_figure(study, name, out):
     if x == "n_train":
         table = table[table.epsilon.isna() | np.isclose(table.epsilon.fillna(epsilon), epsilon)]
     table = table.reset_index(drop=True)
+    plt, figures = _plotting()
     fig, axs = plt.subplots(1, len(pipelines), figsize=(5.5 * len(pipelines), 3.8), squeeze=False)
     for ax, pipeline in zip(axs[0], pipelines):
-        plot_thesis_panel(ax, table, kind, pipeline, x, epsilon)
+        figures.plot_thesis_panel(ax, table, kind, pipeline, x, epsilon)
         ax.set(title=f"Figure {number}: {kind} data, {_PIPELINE_NAMES[pipeline]}", ylabel="test error",
                xlabel="training records" if x == "n_train" else "ε", xscale="linear" if x == "n_train" else "log")
     axs[0][0].legend(fontsize="small")
@@ -210,6 +222,7 @@ def _thesis_table2(study, out):
     table = pd.concat([literal, diagnosed], ignore_index=True)
     published = {(v.data, v.method): v.value for v in thesis_published.TABLE2}
     table.insert(3, "thesis_value", [published[(d, m)] for d, m in zip(table.data, table.method)])
+    plt, _ = _plotting()
     fig, ax = plt.subplots(figsize=(9, 3.8))
     keys = list(dict.fromkeys(zip(literal.data, literal.method)))
     for offset, (label, sub), marker in ((-0.15, ("read literally", literal), "o"),
@@ -282,7 +295,8 @@ def reproduce(names, out="reproduced", seed=None, n_restarts=None, workers=None,
                 results["thesis"] = run_thesis(seed, workers, n_restarts, not quiet)
             record["seconds"][source] = round(time.perf_counter() - start, 2)
             log(f"[{source}] done in {record['seconds'][source]:.1f} s")
-    set_book_style()
+    plt, figures = _plotting()
+    figures.set_book_style()
     with plt.rc_context({"figure.dpi": 120}):
         for target in targets:
             paths = _write(target, results, out)
@@ -327,7 +341,7 @@ def _handle(args):
         resolve_targets(args.targets)
     except ValueError as error:
         raise SystemExit(str(error))
-    plt.switch_backend("Agg")  # files only: no display needed
+    _plotting()[0].switch_backend("Agg")  # files only: no display needed
     reproduce(args.targets, args.out, args.seed, args.restarts, args.workers, args.scheduler, args.quiet,
               argv=["python", "-m", "dplr"] + sys.argv[1:])
     return 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-__all__ = ["t_interval", "jackknife_se", "t_quantile", "paired_fold_difference"]
+__all__ = ["t_interval", "jackknife_se", "t_quantile", "paired_fold_difference", "central_range"]
 
 
 def t_quantile(level, df):
@@ -59,3 +59,21 @@ def paired_fold_difference(errors_a, errors_b, level=0.95):
     diff = np.asarray(errors_b).mean(axis=1) - np.asarray(errors_a).mean(axis=1)
     low, high = t_interval(diff, level)
     return float(diff.mean()), low, high
+
+
+def central_range(counts, coverage=0.8):
+    r"""The observed values between which the central ``coverage`` of ``counts`` lie: ``(low, high)``.
+
+    ``low`` is the largest observed value with at most :math:`(1 - \text{coverage})/2` of the counts below it and
+    ``high`` the smallest with at most that share above it (numpy quantiles, methods ``"lower"`` and ``"higher"``).
+    Meant for counts decided by a tolerance test (solver iterations, function evaluations): rounding on another
+    machine can move a run that stops just at the tolerance by one step, which changes a mean or a maximum but
+    leaves the central range unchanged unless a tenth of the runs sit at that edge.
+    """
+    counts = np.asarray(counts).ravel()
+    if counts.size == 0:
+        raise ValueError("central_range needs at least one count.")
+    if not 0.0 < coverage <= 1.0:
+        raise ValueError(f"coverage must be in (0, 1], got {coverage!r}.")
+    tail = (1.0 - coverage) / 2.0
+    return (np.quantile(counts, tail, method="lower").item(), np.quantile(counts, 1.0 - tail, method="higher").item())

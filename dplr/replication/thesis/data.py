@@ -112,9 +112,16 @@ class MaxMarginSeparator:
         return np.asarray(X, dtype=float) @ self.normal + self.offset
 
 
-def max_margin_separator(X, y, C=1e6):
-    """Estimate the maximum-margin separator of separable data with a linear SVM (a large ``C`` ≈ hard margin)."""
-    svm = SVC(kernel="linear", C=C).fit(X, y)
+def max_margin_separator(X, y, C=1e6, tol=1e-10):
+    """Estimate the maximum-margin separator of separable data with a linear SVM (a large ``C`` ≈ hard margin).
+
+    ``tol`` is libsvm's stopping tolerance. At its default there, 1e-3, the direction found differs between machines
+    by about 2e-5 radians (rounding changes libsvm's path), enough to move a point across the expanded band of
+    :func:`make_thesis_inseparable` (a point of the thesis' set lies 4e-6 from its edge); at 1e-10 the solution is
+    converged far below that and the band holds the same points everywhere (for the thesis' set, the same points as
+    with libsvm's default).
+    """
+    svm = SVC(kernel="linear", C=C, tol=tol).fit(X, y)
     w = svm.coef_.ravel()
     norm = float(np.linalg.norm(w))
     return MaxMarginSeparator(w / norm, float(svm.intercept_[0]) / norm, 1.0 / norm)
