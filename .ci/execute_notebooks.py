@@ -24,15 +24,18 @@ import nbformat
 
 def git(*args):
     result = subprocess.run(["git", *args], capture_output=True, text=True)
-    return result.stdout.strip() if result.returncode == 0 else None
+    return result.stdout if result.returncode == 0 else None
 
+
+# What ran: the commit plus the uncommitted changes to anything but the chapters themselves (a chapter's code is
+# stored in it; its outputs are what this run writes). Read once, before any chapter runs and rewrites itself.
+commit = (git("rev-parse", "HEAD") or "").strip() or None
+status = git("status", "--porcelain", "--untracked-files=no") or ""
+uncommitted = sorted(line[3:] for line in status.splitlines() if not line[3:].endswith(".ipynb"))
 
 for name in sys.argv[1:] or sorted(str(p) for p in Path("book").glob("*.ipynb")):
     path = Path(name)
     nb = nbformat.read(path, as_version=4)
-    commit = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no")
-    uncommitted = sorted(line[3:] for line in (status or "").splitlines() if line[3:] != path.as_posix())
     start = time.perf_counter()
     client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=1800,
                                      resources={"metadata": {"path": str(path.parent)}})
