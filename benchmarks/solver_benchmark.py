@@ -3,7 +3,7 @@
 The paper's setting (NIPS 2008, Section 6): 200 random restarts of Algorithm 2 on one training fold of
 n = 14,000 points in d = 10. Both solvers get the same data and the same noise vectors b, and both are
 run to the same optimality: gradient norm <= 1e-8 for every restart, checked afterwards with the same
-float64 gradient function (dplr.solver.regularized_erm_gradient).
+float64 gradient function (dplr.objective.regularized_erm_gradient).
 
 scipy gets its fastest fair configuration on this machine:
 
@@ -49,11 +49,12 @@ from joblib import Parallel, delayed
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
-from dplr import experiments as ex
-from dplr.algorithms import objective_perturbation_calibration
-from dplr.data import make_separable
+from dplr.calibration import objective_perturbation_calibration
+from dplr.datasets.simulated import make_separable
 from dplr.mechanisms import sample_vector_laplace
-from dplr.solver import regularized_erm_gradient, regularized_erm_objective, solve_regularized_erm
+from dplr.objective import regularized_erm_gradient, regularized_erm_objective
+from dplr.replication.paper import protocol as ex
+from dplr.solver import solve_regularized_erm
 
 TOL = 1e-8
 

@@ -1,7 +1,7 @@
 """``python -m dplr``: command-line tools (``python -m dplr reproduce --help``)."""
 import sys
 
-from dplr.reproduce import main
+from dplr.replication.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -29,22 +29,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dplr.algorithms import (
-    OBJECTIVE_PERTURBATION_FORMS,
-    objective_perturbation,
-    sensitivity_method,
-    sensitivity_method_noise_rate,
-    standard_erm,
-)
+from dplr.algorithms import objective_perturbation, sensitivity_method, standard_erm
 from dplr.losses import get_loss
-from dplr.validation import (
-    check_epsilon,
-    check_lambda,
-    check_positive_finite,
-    check_random_state,
-    check_rows_in_ball,
-    encode_binary_labels,
-)
+from dplr.validation import check_positive_finite, check_rows_in_ball, encode_binary_labels
 
 __all__ = ["StandardLR", "SensitivityMethod", "ObjectivePerturbation"]
 
@@ -52,7 +39,12 @@ _INPUT_HINT = "dplr estimators need a non-empty 2-D numeric X (n_samples, n_feat
 
 
 class _LinearClassifierThroughOrigin(ClassifierMixin, BaseEstimator):
-    """Shared validation, label coding and prediction; subclasses implement ``_fit_coef``."""
+    """Shared validation, label coding and prediction; subclasses implement ``_fit_coef``.
+
+    ``fit`` checks the data once (shape, finiteness, two classes, rows within ``norm_bound``) and hands
+    clean arrays to :mod:`dplr.algorithms` with ``check_input=False``; the algorithms check the privacy
+    parameters (ε, λ, form) once.
+    """
 
     def _validate_training_data(self, X, y):
         try:
@@ -74,9 +66,9 @@ class _LinearClassifierThroughOrigin(ClassifierMixin, BaseEstimator):
         """Fit on ``X`` (n, d) and labels ``y`` (two classes). Returns ``self``."""
         X_unit, y_signed, classes, norm_bound = self._validate_training_data(X, y)
         loss = get_loss(self.loss, self.huber_h)
-        lam = check_lambda(self.lam)
+        coef = self._fit_coef(X_unit, y_signed, loss)
         self.classes_ = classes
-        self.coef_ = self._fit_coef(X_unit, y_signed, lam, loss) / norm_bound
+        self.coef_ = coef / norm_bound
         return self
 
     def decision_function(self, X):
@@ -128,8 +120,8 @@ class StandardLR(_LinearClassifierThroughOrigin):
         self.norm_bound = norm_bound
         self.tol = tol
 
-    def _fit_coef(self, X, y, lam, loss):
-        return standard_erm(X, y, lam, loss, tol=self.tol)
+    def _fit_coef(self, X, y, loss):
+        return standard_erm(X, y, self.lam, loss, tol=self.tol, check_input=False)
 
 
 class SensitivityMethod(_LinearClassifierThroughOrigin):
@@ -166,11 +158,11 @@ class SensitivityMethod(_LinearClassifierThroughOrigin):
         self.random_state = random_state
         self.tol = tol
 
-    def _fit_coef(self, X, y, lam, loss):
-        epsilon = check_epsilon(self.epsilon)
-        self.noise_rate_ = sensitivity_method_noise_rate(X.shape[0], lam, epsilon, loss.lipschitz)
-        return sensitivity_method(X, y, epsilon, lam, loss, random_state=check_random_state(self.random_state),
-                                  tol=self.tol)
+    def _fit_coef(self, X, y, loss):
+        coef, calibration = sensitivity_method(X, y, self.epsilon, self.lam, loss, random_state=self.random_state,
+                                               tol=self.tol, return_calibration=True, check_input=False)
+        self.noise_rate_ = calibration.noise_rate
+        return coef
 
 
 class ObjectivePerturbation(_LinearClassifierThroughOrigin):
@@ -201,7 +193,7 @@ class ObjectivePerturbation(_LinearClassifierThroughOrigin):
     Attributes
     ----------
     coef_, classes_, n_features_in_ : as in :class:`StandardLR`.
-    calibration_ : dplr.algorithms.ObjectivePerturbationCalibration
+    calibration_ : dplr.calibration.ObjectivePerturbationCalibration
         :math:`\varepsilon'`, :math:`\Delta` and :math:`\beta` used in the fit.
     """
 
@@ -216,11 +208,8 @@ class ObjectivePerturbation(_LinearClassifierThroughOrigin):
         self.random_state = random_state
         self.tol = tol
 
-    def _fit_coef(self, X, y, lam, loss):
-        epsilon = check_epsilon(self.epsilon)
-        if self.form not in OBJECTIVE_PERTURBATION_FORMS:
-            raise ValueError(f"form must be one of {OBJECTIVE_PERTURBATION_FORMS}, got {self.form!r}.")
+    def _fit_coef(self, X, y, loss):
         coef, self.calibration_ = objective_perturbation(
-            X, y, epsilon, lam, loss, form=self.form, random_state=check_random_state(self.random_state),
-            tol=self.tol, return_calibration=True)
+            X, y, self.epsilon, self.lam, loss, form=self.form, random_state=self.random_state, tol=self.tol,
+            return_calibration=True, check_input=False)
         return coef

@@ -9,6 +9,18 @@ Each loss :math:`\ell(z)` is convex and differentiable with
   + c^2/(n^2\lambda^2))` (Chaudhuri, Monteleoni & Sarwate, JMLR 2011, Algorithm 2).
 
 All methods are vectorised over arrays of margins and stable for margins of any size.
+
+What a loss object provides -- the solvers, the analyses and the algorithms ask for nothing else,
+and never ask which loss it is:
+
+* ``value``, ``derivative``, ``second_derivative``: :math:`\ell, \ell', \ell''`;
+* ``derivatives(z, second=True, out=None)``: :math:`\ell'` and :math:`\ell''` together, as cheaply as
+  the loss allows (``out`` may receive :math:`\ell'`, possibly ``z`` itself);
+* ``second_derivative_from(z, first, dtype, workspace=None)``: :math:`\ell''` at ``z`` given
+  :math:`\ell'` there from ``derivatives`` (the logistic loss needs no exponential for it);
+* ``derivative_order`` and ``derivatives_up_to(z, count)``: the first ``count`` derivatives, for
+  ``count`` up to ``derivative_order`` (the solver's Taylor start needs three or four);
+* ``lipschitz`` and ``curvature``: the constants of the privacy proofs.
 """
 from __future__ import annotations
 
@@ -30,6 +42,7 @@ class LogisticLoss:
     name = "logistic"
     lipschitz = 1.0
     curvature = 0.25
+    derivative_order = 4
 
     @staticmethod
     def value(z):
@@ -89,6 +102,40 @@ class LogisticLoss:
         np.negative(curvature, out=curvature)
         return first, curvature
 
+    @staticmethod
+    def second_derivative_from(z, first, dtype=np.float64, workspace=None):
+        r""":math:`\ell'' = -\ell'(1 + \ell')` in ``dtype`` from :math:`\ell'` (``first``) alone; ``z`` is not read.
+
+        :math:`\ell'` is first rounded to ``dtype`` and the product formed there (the solver's float32
+        Hessians). ``workspace(name, shape, dtype)``, if given, supplies the two scratch arrays (the
+        solver reuses its memory); the result lives in one of them.
+        """
+        def scratch(name):
+            return np.empty(first.shape, dtype=dtype) if workspace is None else workspace(name, first.shape, dtype)
+
+        if first.dtype != dtype:
+            cast = scratch("selected")
+            np.copyto(cast, first, casting="same_kind")
+            first = cast
+        curvature = np.add(first, 1.0, out=scratch("curvature"))
+        curvature *= first
+        return np.negative(curvature, out=curvature)
+
+    @staticmethod
+    def derivatives_up_to(z, count):
+        r"""The derivatives of order 1 to ``count`` (at most 4), all from one exponential.
+
+        With :math:`s = \sigma(-z)` and :math:`t = 1 - s`: :math:`\ell' = -s`, :math:`\ell'' = st`, the
+        third :math:`st(s - t)` and the fourth :math:`st((t - s)^2 - 2st)` (as :meth:`third_derivative`
+        and :meth:`fourth_derivative`).
+        """
+        if not 1 <= count <= 4:
+            raise ValueError(f"the logistic loss provides derivatives 1 to 4, asked for {count}.")
+        s = -LogisticLoss.derivatives(z, second=False)[0]
+        t = 1.0 - s
+        st = s * t
+        return (-s, st, st * (s - t), st * ((t - s) ** 2 - 2.0 * st))[:count]
+
     def __repr__(self):
         return "LogisticLoss()"
 
@@ -112,6 +159,7 @@ class HuberLoss:
 
     name = "huber"
     lipschitz = 1.0
+    derivative_order = 2  # l'' jumps at 1 +- h: no Taylor expansion beyond the second order
 
     def __init__(self, h: float = 0.5):
         self.h = check_positive_finite(h, "huber_h")
@@ -132,9 +180,22 @@ class HuberLoss:
         z = np.asarray(z, dtype=float)
         return np.where(np.abs(1.0 - z) <= self.h, 1.0 / (2.0 * self.h), 0.0)
 
-    def derivatives(self, z, second=True):
-        """First and second derivative at once (for the solver); ``second=False`` returns ``None`` for the second."""
+    def derivatives(self, z, second=True, out=None):
+        """First and second derivative at once (for the solver); ``second=False`` returns ``None`` for the second.
+
+        ``out`` belongs to the common interface and is not used: the result is a new array.
+        """
         return self.derivative(z), (self.second_derivative(z) if second else None)
+
+    def second_derivative_from(self, z, first, dtype=np.float64, workspace=None):
+        r""":math:`\ell''` at ``z`` in ``dtype``; ``first`` and ``workspace`` belong to the common interface."""
+        return self.second_derivative(z).astype(dtype, copy=False)
+
+    def derivatives_up_to(self, z, count):
+        r""":math:`\ell'` (``count=1``), or :math:`\ell'` and :math:`\ell''` (``count=2``)."""
+        if not 1 <= count <= 2:
+            raise ValueError(f"the Huber loss provides derivatives 1 and 2, asked for {count}.")
+        return (self.derivative(z), self.second_derivative(z))[:count]
 
     def __repr__(self):
         return f"HuberLoss(h={self.h!r})"

@@ -1,4 +1,4 @@
-r"""Noise mechanisms: the vector Laplace ("Gamma-norm") distribution and the Laplace mechanism.
+r"""Noise mechanisms: the vector Laplace ("Gamma-norm") distribution, as one object, and the Laplace mechanism.
 
 Both algorithms of Chaudhuri & Monteleoni (NIPS 2008) draw a noise vector from the density
 
@@ -11,94 +11,162 @@ with :math:`\beta = n\lambda\varepsilon/2` for Algorithm 1 (Section 3) and
 :math:`\eta = r u` with :math:`r \ge 0` and :math:`u` on the unit sphere, the volume element is
 :math:`r^{d-1}\,dr\,du`, so the density factorises into :math:`r^{d-1} e^{-\beta r}` (a Gamma
 density with shape :math:`d` and scale :math:`1/\beta`) times a constant in :math:`u` (the uniform
-distribution on the sphere). This module samples exactly that way: norm from
-:math:`\Gamma(d, 1/\beta)`, direction from a normalised standard Gaussian vector.
+distribution on the sphere). :class:`VectorLaplace` samples exactly that way: norm from
+:math:`\Gamma(d, 1/\beta)`, direction from a normalised standard Gaussian vector. It is the only
+sampler of this distribution in ``dplr``; everything that draws such noise draws it here.
 
 Adding such noise with :math:`\beta = \varepsilon / S` to a vector-valued function of L2
 sensitivity :math:`S` gives ε-differential privacy (Dwork, McSherry, Nissim & Smith 2006): for two
 centres :math:`c_1, c_2` with :math:`\lVert c_1 - c_2\rVert \le S`, the log-ratio of the two
 densities at any output :math:`t` is :math:`\beta(\lVert t - c_2\rVert - \lVert t - c_1\rVert)`,
-bounded by :math:`\beta \lVert c_1 - c_2\rVert \le \varepsilon` by the triangle inequality.
+bounded by :math:`\beta \lVert c_1 - c_2\rVert \le \varepsilon` by the triangle inequality
+(:meth:`VectorLaplace.privacy_loss`, :meth:`VectorLaplace.max_privacy_loss`).
+
+**A second noise family** (e.g. Gaussian noise for (ε, δ)-DP) is a class with the methods of
+:class:`NoiseMechanism` -- ``sample``, ``log_density``, ``privacy_loss`` -- and a calibration in
+:mod:`dplr.calibration` that maps the privacy parameters to its scale; the algorithms then draw from
+it exactly as they draw from :class:`VectorLaplace`.
+
+The functions :func:`sample_vector_laplace`, :func:`vector_laplace_log_density`,
+:func:`vector_laplace_norm_distribution` and :func:`vector_laplace_privacy_loss` are the same
+object's methods under the rate :math:`\beta`, for readers who think in formulas.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from scipy import special, stats
 
-from dplr.validation import check_positive_finite, check_random_state
+from dplr.validation import check_positive_finite, check_positive_integer, check_random_state
 
 __all__ = [
+    "NoiseMechanism",
+    "PolarDraws",
+    "VectorLaplace",
+    "laplace_mechanism",
     "sample_vector_laplace",
     "vector_laplace_norm_distribution",
     "vector_laplace_log_density",
-    "laplace_mechanism",
     "vector_laplace_privacy_loss",
 ]
 
 
-def _check_dim(dim) -> int:
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
-        raise ValueError(f"dim must be a positive integer, got {dim!r}.")
-    return int(dim)
+class NoiseMechanism(Protocol):
+    """What the algorithms and the analyses use of a noise distribution on :math:`\\mathbb{R}^d`."""
+
+    dim: int
+
+    def sample(self, size=None, random_state=None) -> np.ndarray:
+        """One draw of shape ``(dim,)`` (``size=None``) or ``size`` draws, shape ``(size, dim)``."""
+
+    def log_density(self, eta) -> np.ndarray:
+        """Log of the normalised density at ``eta`` (shape ``(..., dim)``)."""
+
+    def privacy_loss(self, output, centre_1, centre_2) -> np.ndarray:
+        """:math:`\\log p(t - c_1) / p(t - c_2)` at outputs ``t``: the privacy loss of adding this noise."""
 
 
-def sample_vector_laplace(beta, dim, size=None, random_state=None):
-    r"""Draw vectors from the density :math:`h(\eta) \propto e^{-\beta\lVert\eta\rVert}` on R^dim.
+@dataclass(frozen=True)
+class PolarDraws:
+    r"""Standardised draws of the vector Laplace family: radii :math:`\sim \Gamma(d, 1)` and uniform directions.
 
-    The norm is drawn from :math:`\Gamma(\text{shape}=d, \text{scale}=1/\beta)` and the direction
-    uniformly on the unit sphere :math:`S^{d-1}` (NIPS 2008, Algorithm 1 step 2 and Algorithm 2
-    step 1).
-
-    Parameters
-    ----------
-    beta : float
-        Rate :math:`\beta > 0` of the density (e.g. :math:`n\lambda\varepsilon/2` for Algorithm 1).
-    dim : int
-        Dimension :math:`d`.
-    size : int or None
-        Number of vectors. ``None`` returns one vector of shape ``(dim,)``; an integer ``k``
-        returns an array of shape ``(k, dim)``.
-    random_state : None, int or numpy.random.Generator
-        Source of randomness.
-
-    Returns
-    -------
-    numpy.ndarray
+    A vector of scale :math:`\theta` is ``radius * theta * direction``. Keeping the standardised draws
+    lets one set of random numbers serve several scales (common random numbers, as the replications
+    use them); :meth:`VectorLaplace.sample` is :meth:`sample` followed by :meth:`vectors`.
     """
-    beta = check_positive_finite(beta, "beta")
-    dim = _check_dim(dim)
-    rng = check_random_state(random_state)
-    n_draws = 1 if size is None else int(size)
-    if n_draws < 0:
-        raise ValueError(f"size must be non-negative, got {size!r}.")
-    norms = rng.gamma(shape=dim, scale=1.0 / beta, size=n_draws)
-    directions = rng.standard_normal((n_draws, dim))
-    directions /= np.linalg.norm(directions, axis=1, keepdims=True)
-    draws = norms[:, None] * directions
-    return draws[0] if size is None else draws
+
+    radii: np.ndarray  # (k,)
+    directions: np.ndarray  # (k, d), unit rows
+
+    @classmethod
+    def sample(cls, dim, size, random_state=None) -> "PolarDraws":
+        """``size`` radii :math:`\\Gamma(d, 1)`, then ``size`` directions (normalised standard Gaussians)."""
+        rng = check_random_state(random_state)
+        radii = rng.gamma(shape=dim, scale=1.0, size=size)
+        directions = rng.standard_normal((size, dim))
+        directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+        return cls(radii, directions)
+
+    def vectors(self, scale=None, rate=None) -> np.ndarray:
+        r"""The noise vectors with norm scale :math:`\theta` (``scale``: radius times :math:`\theta`) or rate
+        :math:`\beta` (``rate``: radius divided by :math:`\beta`); give exactly one."""
+        if (scale is None) == (rate is None):
+            raise ValueError("give exactly one of scale and rate.")
+        radii = self.radii * scale if rate is None else self.radii / rate
+        return radii[:, None] * self.directions
 
 
-def vector_laplace_norm_distribution(beta, dim):
-    r"""The law of :math:`\lVert\eta\rVert`: ``scipy.stats.gamma(a=dim, scale=1/beta)`` (frozen)."""
-    beta = check_positive_finite(beta, "beta")
-    return stats.gamma(a=_check_dim(dim), scale=1.0 / beta)
+@dataclass(frozen=True)
+class VectorLaplace:
+    r"""The distribution :math:`h(\eta) \propto e^{-\beta\lVert\eta\rVert}` on :math:`\mathbb{R}^d` (NIPS 2008, Sections 3-4).
 
-
-def vector_laplace_log_density(eta, beta):
-    r"""Log of the normalised density :math:`h(\eta) = \beta^d\,\Gamma(d/2) / (2\pi^{d/2}\Gamma(d))\,e^{-\beta\lVert\eta\rVert}`.
-
-    The constant follows from integrating in polar coordinates: the surface area of
-    :math:`S^{d-1}` is :math:`2\pi^{d/2}/\Gamma(d/2)` and
-    :math:`\int_0^\infty r^{d-1}e^{-\beta r}dr = \Gamma(d)/\beta^d`.
-    ``eta`` has shape ``(..., d)``.
+    Build it from its rate :math:`\beta` (:meth:`from_rate`, e.g. :math:`n\lambda\varepsilon/2` for
+    Algorithm 1) or its scale :math:`\theta = 1/\beta` (:meth:`from_scale`); both are kept exactly as
+    given, the other is their reciprocal. Draws use the scale (the norm is :math:`\Gamma(d,
+    \text{scale}=\theta)`), densities and privacy losses the rate.
     """
-    beta = check_positive_finite(beta, "beta")
-    eta = np.asarray(eta, dtype=float)
-    d = eta.shape[-1]
-    log_const = (
-        d * np.log(beta) + special.gammaln(d / 2) - np.log(2.0) - (d / 2) * np.log(np.pi) - special.gammaln(d)
-    )
-    return log_const - beta * np.linalg.norm(eta, axis=-1)
+
+    dim: int
+    rate: float
+    scale: float
+
+    @classmethod
+    def from_rate(cls, dim, rate) -> "VectorLaplace":
+        rate = check_positive_finite(rate, "beta")
+        return cls(check_positive_integer(dim, "dim"), rate, 1.0 / rate)
+
+    @classmethod
+    def from_scale(cls, dim, scale) -> "VectorLaplace":
+        scale = check_positive_finite(scale, "scale")
+        return cls(check_positive_integer(dim, "dim"), 1.0 / scale, scale)
+
+    def sample(self, size=None, random_state=None) -> np.ndarray:
+        r"""Draw from :math:`h`: norm :math:`\Gamma(d, \theta)`, direction uniform on :math:`S^{d-1}`.
+
+        ``size=None`` returns one vector of shape ``(dim,)``; an integer ``k`` returns ``(k, dim)``.
+        The stream is used in this order: ``k`` Gamma variates, then ``k * dim`` standard normals.
+        """
+        n_draws = 1 if size is None else int(size)
+        if n_draws < 0:
+            raise ValueError(f"size must be non-negative, got {size!r}.")
+        draws = PolarDraws.sample(self.dim, n_draws, random_state).vectors(scale=self.scale)
+        return draws[0] if size is None else draws
+
+    def norm_distribution(self):
+        r"""The law of :math:`\lVert\eta\rVert`: ``scipy.stats.gamma(a=dim, scale=1/rate)`` (frozen)."""
+        return stats.gamma(a=self.dim, scale=1.0 / self.rate)
+
+    def log_density(self, eta) -> np.ndarray:
+        r"""Log of the normalised density :math:`h(\eta) = \beta^d\,\Gamma(d/2) / (2\pi^{d/2}\Gamma(d))\,e^{-\beta\lVert\eta\rVert}`.
+
+        The constant follows from integrating in polar coordinates: the surface area of
+        :math:`S^{d-1}` is :math:`2\pi^{d/2}/\Gamma(d/2)` and
+        :math:`\int_0^\infty r^{d-1}e^{-\beta r}dr = \Gamma(d)/\beta^d`. ``eta`` has shape ``(..., d)``
+        (its last axis sets :math:`d`).
+        """
+        beta = self.rate
+        eta = np.asarray(eta, dtype=float)
+        d = eta.shape[-1]
+        log_const = (
+            d * np.log(beta) + special.gammaln(d / 2) - np.log(2.0) - (d / 2) * np.log(np.pi) - special.gammaln(d)
+        )
+        return log_const - beta * np.linalg.norm(eta, axis=-1)
+
+    def privacy_loss(self, output, centre_1, centre_2) -> np.ndarray:
+        r"""Privacy loss :math:`\log h(t - c_1)/h(t - c_2) = \beta(\lVert t-c_2\rVert - \lVert t-c_1\rVert)`.
+
+        ``output`` may hold many points, shape ``(..., d)``. Its supremum over ``t`` is
+        :meth:`max_privacy_loss`, reached on the ray from :math:`c_1` away from :math:`c_2`.
+        """
+        output = np.asarray(output, dtype=float)
+        return self.rate * (np.linalg.norm(output - centre_2, axis=-1) - np.linalg.norm(output - centre_1, axis=-1))
+
+    def max_privacy_loss(self, distance) -> float:
+        r"""The privacy map: :math:`\sup_t |\log h(t - c_1)/h(t - c_2)| = \beta\lVert c_1 - c_2\rVert` for centres
+        ``distance`` apart (triangle inequality; attained)."""
+        return float(self.rate * distance)
 
 
 def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
@@ -112,15 +180,32 @@ def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
     epsilon = check_positive_finite(epsilon, "epsilon")
     value = np.asarray(value, dtype=float)
     flat = np.atleast_1d(value)
-    noise = sample_vector_laplace(epsilon / sensitivity, flat.shape[-1], random_state=random_state)
+    noise = VectorLaplace.from_rate(flat.shape[-1], epsilon / sensitivity).sample(random_state=random_state)
     return (flat + noise).reshape(value.shape)
 
 
-def vector_laplace_privacy_loss(output, centre_1, centre_2, beta):
-    r"""Privacy loss :math:`\log h(t - c_1)/h(t - c_2) = \beta(\lVert t-c_2\rVert - \lVert t-c_1\rVert)`.
+def sample_vector_laplace(beta, dim, size=None, random_state=None):
+    r"""Draw vectors from :math:`h(\eta) \propto e^{-\beta\lVert\eta\rVert}` on R^dim: ``VectorLaplace.from_rate(dim, beta).sample(size, random_state)``.
 
-    ``output`` may hold many points, shape ``(..., d)``. Its supremum over ``t`` is
-    :math:`\beta\lVert c_1 - c_2\rVert`, reached on the ray from :math:`c_1` away from :math:`c_2`.
+    The norm is drawn from :math:`\Gamma(\text{shape}=d, \text{scale}=1/\beta)` and the direction
+    uniformly on the unit sphere :math:`S^{d-1}` (NIPS 2008, Algorithm 1 step 2 and Algorithm 2
+    step 1). ``size=None`` returns one vector of shape ``(dim,)``; an integer ``k`` returns ``(k, dim)``.
     """
+    return VectorLaplace.from_rate(dim, beta).sample(size, random_state)
+
+
+def vector_laplace_norm_distribution(beta, dim):
+    r"""The law of :math:`\lVert\eta\rVert`: ``scipy.stats.gamma(a=dim, scale=1/beta)`` (frozen)."""
+    return VectorLaplace.from_rate(dim, beta).norm_distribution()
+
+
+def vector_laplace_log_density(eta, beta):
+    r"""Log of the normalised density of :math:`h(\eta) \propto e^{-\beta\lVert\eta\rVert}` at ``eta`` (``(..., d)``); see :meth:`VectorLaplace.log_density`."""
+    eta = np.asarray(eta, dtype=float)
+    return VectorLaplace.from_rate(eta.shape[-1], beta).log_density(eta)
+
+
+def vector_laplace_privacy_loss(output, centre_1, centre_2, beta):
+    r"""Privacy loss :math:`\beta(\lVert t-c_2\rVert - \lVert t-c_1\rVert)` at outputs ``t``; see :meth:`VectorLaplace.privacy_loss`."""
     output = np.asarray(output, dtype=float)
-    return beta * (np.linalg.norm(output - centre_2, axis=-1) - np.linalg.norm(output - centre_1, axis=-1))
+    return VectorLaplace.from_rate(output.shape[-1], beta).privacy_loss(output, centre_1, centre_2)

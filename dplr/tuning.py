@@ -24,27 +24,32 @@ candidates :math:`w_j, j \ne i`, and the counts :math:`z` are *not* released: th
 The price: each candidate sees only :math:`n/(m+1)` records. The non-private alternative
 (:func:`nonprivate_lambda_selection`) picks the λ with the smallest validation error -- the usual
 practice, which is not differentially private.
+
+One implementation of Algorithm 3 serves both entry points: :func:`private_lambda_selection` is one
+run of it, :func:`private_tuning_experiment` many runs with several ε and both private methods sharing
+each run's split (common random numbers). A run's randomness is planned first (the split and one
+stream per candidate and per selection), then the parts are solved -- all problems of a part in one
+batch -- and the candidates selected.
 """
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
-from dplr.algorithms import (
-    objective_perturbation,
-    objective_perturbation_calibration,
-    sensitivity_method_noise_rate,
-    standard_erm,
-)
+from dplr.algorithms import objective_perturbation_noise, sensitivity_method_noise, standard_erm
 from dplr.losses import get_loss
-from dplr.mechanisms import sample_vector_laplace
 from dplr.solver import solve_regularized_erm
-from dplr.validation import check_epsilon, check_lambda, check_random_state, check_rows_in_ball, check_signed_data
+from dplr.threads import default_threads, one_blas_thread, thread_map
+from dplr.validation import (
+    check_epsilon,
+    check_lambda,
+    check_positive_integer,
+    check_random_state,
+    check_rows_in_ball,
+    check_signed_data,
+)
 
 __all__ = [
     "TUNING_METHODS",
@@ -154,47 +159,57 @@ def _check_inputs(X, y, lambdas, method):
     return X, y, lambdas
 
 
-def _sensitivity_from_erm(w_star, n, lam, epsilon, loss, rng):
-    """Algorithm 1 given its non-private minimiser: w* + noise of rate nλε/(2L) (as dplr.sensitivity_method)."""
-    rate = sensitivity_method_noise_rate(n, lam, epsilon, loss.lipschitz)
-    return w_star + sample_vector_laplace(rate, w_star.shape[0], random_state=rng)
+@dataclass(frozen=True)
+class _Run:
+    """The randomness of one run of Algorithm 3: the split and the streams, fixed before anything is solved.
 
+    ``parts``: the ``m + 1`` index arrays of :func:`tuning_split`; ``streams[method][epsilon]``: ``m``
+    candidate streams (one per part) and one selection stream. From one stream ``s``: ``s.spawn(2)``
+    gives the split's stream and the root of the others, which spawns ``m + 1`` streams per method and
+    ε, in that order.
+    """
 
-def _candidate(X, y, part, lam, epsilon, method, loss, rng, erm=None):
-    if method == "objective":
-        return objective_perturbation(X[part], y[part], epsilon, lam, loss, random_state=rng)
-    w_star = standard_erm(X[part], y[part], lam, loss) if erm is None else erm
-    return _sensitivity_from_erm(w_star, len(part), lam, epsilon, loss, rng)
+    parts: list
+    streams: dict
+
+    @classmethod
+    def plan(cls, n, m, epsilons, methods, stream):
+        split_rng, noise_root = stream.spawn(2)
+        parts = tuning_split(n, m, split_rng)
+        return cls(parts, {method: {eps: noise_root.spawn(m + 1) for eps in epsilons} for method in methods})
 
 
 def _solve_part(X, y, lam, objective_rngs, loss, with_erm):
-    r"""All solves one part needs, batched: the non-private minimiser and one Algorithm 2 run per ε.
+    r"""All solves one part needs, in one batch: the non-private minimiser and one Algorithm 2 run per ε.
 
-    ``objective_rngs`` maps ε to the stream of its Algorithm 2 draw. Each noise vector is drawn
-    exactly as :func:`dplr.algorithms.objective_perturbation` draws it (the corrected calibration,
-    one :func:`~dplr.mechanisms.sample_vector_laplace` call on that stream); problems that share the
-    extra ridge term :math:`\Delta` -- and the unperturbed problem, :math:`b = 0, \Delta = 0` --
-    are solved in one batch. The solver's minimisers do not depend on the batching, so each
-    classifier equals the one ``objective_perturbation`` would return for that stream (up to the
-    solver tolerance); the batching only shares the Hessian work between problems.
-    Returns ``(w_star or None, {epsilon: w})``.
+    ``objective_rngs`` maps ε to the stream of its Algorithm 2 draw
+    (:func:`dplr.algorithms.objective_perturbation_noise`). The unperturbed problem is
+    :math:`b = 0, \Delta = 0`; problems with equal :math:`\Delta` share a batch of the solver, whose
+    minimisers do not depend on the batching (only their rounding does). Returns ``(w_star or None,
+    {epsilon: w})``.
     """
     n, d = X.shape
-    groups = {0.0: [None]} if with_erm else {}
+    noise, deltas = ([np.zeros(d)], [0.0]) if with_erm else ([], [])
     for eps, rng in objective_rngs.items():
-        cal = objective_perturbation_calibration(eps, n, lam, loss.curvature, loss.lipschitz, "corrected")
-        b = sample_vector_laplace(cal.noise_rate, d, random_state=rng)
-        groups.setdefault(cal.delta, []).append((eps, b))
-    w_star, coefs = None, {}
-    for delta, items in groups.items():
-        B = np.vstack([np.zeros(d) if item is None else item[1] for item in items])
-        W = solve_regularized_erm(X, y, lam, loss, b=B, delta=delta, warm_start=False).coef
-        for item, w in zip(items, W):
-            if item is None:
-                w_star = w
-            else:
-                coefs[item[0]] = w
-    return w_star, coefs
+        b, calibration = objective_perturbation_noise(n, d, eps, lam, loss, random_state=rng, check_input=False)
+        noise.append(b)
+        deltas.append(calibration.delta)
+    if not noise:
+        return None, {}
+    W = solve_regularized_erm(X, y, lam, loss, b=np.vstack(noise), delta=np.array(deltas), warm_start=False,
+                              check_input=False).coef
+    return (W[0] if with_erm else None), dict(zip(objective_rngs, W[1:] if with_erm else W))
+
+
+def _candidates(method, eps, solved, run, lambdas, loss, d):
+    """The ``m`` candidates of one method at one ε: Algorithm 2's solutions, or Algorithm 1's releases."""
+    m = len(lambdas)
+    if method == "objective":
+        return np.vstack([solved[i][1][eps] for i in range(m)])
+    rngs = run.streams[method][eps]
+    return np.vstack([solved[i][0] + sensitivity_method_noise(len(run.parts[i]), d, eps, lambdas[i], loss,
+                                                               random_state=rngs[i], check_input=False)[0]
+                      for i in range(m)])
 
 
 def _select(candidates, X_val, y_val, epsilon, rng):
@@ -202,6 +217,22 @@ def _select(candidates, X_val, y_val, epsilon, rng):
     z = np.sum(np.where(scores > 0, 1.0, -1.0) != y_val[:, None], axis=0).astype(int)
     index, probabilities = exponential_mechanism(-z.astype(float), epsilon, 1.0, rng)
     return index, z, probabilities
+
+
+def _solve_runs(X, y, lambdas, runs, epsilons, methods, loss, n_jobs):
+    """Solve every part of every run, parts on threads (BLAS on one thread): ``solved[r][i]``."""
+    m = len(lambdas)
+
+    def part_task(key):
+        r, i = key
+        run = runs[r]
+        rngs = {eps: run.streams["objective"][eps][i] for eps in epsilons} if "objective" in methods else {}
+        return _solve_part(X[run.parts[i]], y[run.parts[i]], lambdas[i], rngs, loss, "sensitivity" in methods)
+
+    keys = [(r, i) for r in range(len(runs)) for i in range(m)]
+    with one_blas_thread():
+        solved = dict(zip(keys, thread_map(part_task, keys, n_jobs)))
+    return [[solved[(r, i)] for i in range(m)] for r in range(len(runs))]
 
 
 def private_lambda_selection(X, y, lambdas, epsilon, method="objective", loss="logistic", huber_h=0.5,
@@ -224,12 +255,11 @@ def private_lambda_selection(X, y, lambdas, epsilon, method="objective", loss="l
     epsilon = check_epsilon(epsilon)
     X, y, lambdas = _check_inputs(X, y, lambdas, method)
     loss = get_loss(loss, huber_h)
-    split_rng, run_rng = check_random_state(random_state).spawn(2)
-    parts = tuning_split(len(y), len(lambdas), split_rng)
-    rngs = run_rng.spawn(len(lambdas) + 1)
-    candidates = np.vstack([_candidate(X, y, parts[i], lam, epsilon, method, loss, rngs[i])
-                            for i, lam in enumerate(lambdas)])
-    index, z, probabilities = _select(candidates, X[parts[-1]], y[parts[-1]], epsilon, rngs[-1])
+    run = _Run.plan(len(y), len(lambdas), [epsilon], [method], check_random_state(random_state))
+    solved = _solve_runs(X, y, lambdas, [run], [epsilon], (method,), loss, 1)[0]
+    candidates = _candidates(method, epsilon, solved, run, lambdas, loss, X.shape[1])
+    index, z, probabilities = _select(candidates, X[run.parts[-1]], y[run.parts[-1]], epsilon,
+                                      run.streams[method][epsilon][-1])
     return PrivateTuningResult(candidates[index].copy(), index, float(lambdas[index]), candidates, z, probabilities)
 
 
@@ -242,7 +272,7 @@ def nonprivate_lambda_selection(X, y, X_val, y_val, lambdas, loss="logistic", hu
     """
     X, y, lambdas = _check_inputs(X, y, lambdas, "objective")
     loss = get_loss(loss, huber_h)
-    coefs = np.vstack([standard_erm(X, y, lam, loss) for lam in lambdas])
+    coefs = np.vstack([standard_erm(X, y, lam, loss, check_input=False) for lam in lambdas])
     errors = test_error(coefs, X_val, y_val)
     return int(np.argmin(errors)), coefs, errors
 
@@ -251,13 +281,13 @@ def private_tuning_experiment(X, y, X_test, y_test, lambdas, epsilons, n_repeats
                               methods=TUNING_METHODS, random_state=None, n_jobs=None):
     r"""Run Algorithm 3 for several ε and both private methods, ``n_repeats`` times; test every outcome.
 
-    Each repeat draws one random split of ``(X, y)`` into ``len(lambdas) + 1`` parts, shared by all
-    ε and both methods (common random numbers: the curves differ only through ε and the method).
-    The non-private minimisers on the parts are computed once per repeat and reused by Algorithm 1
-    for every ε; Algorithm 2 solves one perturbed problem per part and ε, all of a part's problems in
-    one batch (see ``_solve_part``). Noise and selection draw
-    from independent streams spawned from ``random_state``, so the result does not depend on
-    ``n_jobs`` (threads).
+    Each repeat is one :class:`_Run`: one random split of ``(X, y)`` into ``len(lambdas) + 1`` parts,
+    shared by all ε and both methods (common random numbers: the curves differ only through ε and the
+    method). The non-private minimisers on the parts are computed once per repeat and reused by
+    Algorithm 1 for every ε; Algorithm 2 solves one perturbed problem per part and ε, all of a part's
+    problems in one batch. Noise and selection draw from independent streams spawned from
+    ``random_state``, so the result does not depend on ``n_jobs`` (threads; ``None``: every core).
+    A repeat with one method and one ε is exactly :func:`private_lambda_selection` on the repeat's stream.
 
     Returns a DataFrame with one row per (repeat, method, ε):
 
@@ -282,43 +312,23 @@ def private_tuning_experiment(X, y, X_test, y_test, lambdas, epsilons, n_repeats
     for method in methods:
         if method not in TUNING_METHODS:
             raise ValueError(f"methods must be taken from {TUNING_METHODS}, got {method!r}.")
-    if isinstance(n_repeats, bool) or not isinstance(n_repeats, (int, np.integer)) or n_repeats < 1:
-        raise ValueError(f"n_repeats must be a positive integer, got {n_repeats!r}.")
+    n_repeats = check_positive_integer(n_repeats, "n_repeats")
     loss = get_loss(loss, huber_h)
     m = len(lambdas)
-    n_jobs = os.cpu_count() or 1 if n_jobs is None else int(n_jobs)
-    if n_jobs < 1:
+    n_jobs = default_threads() if n_jobs is None else n_jobs
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
         raise ValueError(f"n_jobs must be a positive integer or None, got {n_jobs!r}.")
 
-    repeat_streams = check_random_state(random_state).spawn(n_repeats)
-    plans = []
-    for stream in repeat_streams:
-        split_rng, noise_root = stream.spawn(2)
-        parts = tuning_split(len(y), m, split_rng)
-        # streams[method][epsilon] = m candidate streams + 1 selection stream
-        streams = {method: {eps: noise_root.spawn(m + 1) for eps in epsilons} for method in methods}
-        plans.append((parts, streams))
-
-    def part_task(key):
-        r, i = key
-        parts, streams = plans[r]
-        rngs = {eps: streams["objective"][eps][i] for eps in epsilons} if "objective" in methods else {}
-        return _solve_part(X[parts[i]], y[parts[i]], lambdas[i], rngs, loss, with_erm="sensitivity" in methods)
-
-    keys = [(r, i) for r in range(n_repeats) for i in range(m)]
-    with threadpool_limits(limits=1, user_api="blas"):
-        if n_jobs > 1:
-            with ThreadPoolExecutor(min(n_jobs, len(keys))) as pool:
-                solved = dict(zip(keys, pool.map(part_task, keys)))
-        else:
-            solved = {key: part_task(key) for key in keys}
+    runs = [_Run.plan(len(y), m, epsilons, methods, stream)
+            for stream in check_random_state(random_state).spawn(n_repeats)]
+    solved = _solve_runs(X, y, lambdas, runs, epsilons, methods, loss, int(n_jobs))
 
     rows = []
-    for r, (parts, streams) in enumerate(plans):
-        X_val, y_val = X[parts[-1]], y[parts[-1]]
+    for r, run in enumerate(runs):
+        X_val, y_val = X[run.parts[-1]], y[run.parts[-1]]
         if "sensitivity" in methods:
             # The non-private minimisers of the same parts, chosen by fewest validation errors (no ε).
-            candidates = np.vstack([solved[(r, i)][0] for i in range(m)])
+            candidates = np.vstack([solved[r][i][0] for i in range(m)])
             errors = test_error(candidates, X_test, y_test)
             best_val = int(np.argmin(test_error(candidates, X_val, y_val)))
             rows.append({
@@ -329,13 +339,8 @@ def private_tuning_experiment(X, y, X_test, y_test, lambdas, epsilons, n_repeats
             })
         for method in methods:
             for eps in epsilons:
-                rngs = streams[method][eps]
-                if method == "objective":
-                    candidates = np.vstack([solved[(r, i)][1][eps] for i in range(m)])
-                else:
-                    candidates = np.vstack([_sensitivity_from_erm(solved[(r, i)][0], len(parts[i]), lambdas[i], eps,
-                                                                  loss, rngs[i]) for i in range(m)])
-                index, z, probabilities = _select(candidates, X_val, y_val, eps, rngs[-1])
+                candidates = _candidates(method, eps, solved[r], run, lambdas, loss, X.shape[1])
+                index, z, probabilities = _select(candidates, X_val, y_val, eps, run.streams[method][eps][-1])
                 errors = test_error(candidates, X_test, y_test)
                 best_val = int(np.argmin(z))
                 rows.append({

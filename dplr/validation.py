@@ -1,8 +1,13 @@
-"""Input checks shared by the mechanisms, the solver and the estimators.
+"""Input checks shared by the mechanisms, the calibrations, the solver, the algorithms and the estimators.
 
 Privacy code is security code: every check fails loudly with a message that names the problem and
 says how to fix it, and nothing is altered silently (NIPS 2008, Section 2 assumes every record has
 ``||x_i|| <= 1``; the privacy proofs are void without it).
+
+Each input is checked once, where it enters the package: a public function checks what it is given
+and passes clean values on. Public functions that other public functions call take
+``check_input=False`` from them (the scikit-learn convention), so a value is not checked twice on
+one call.
 """
 from __future__ import annotations
 
@@ -15,11 +20,14 @@ __all__ = [
     "PrivacyLeakWarning",
     "check_random_state",
     "check_positive_finite",
+    "check_positive_integer",
     "check_epsilon",
     "check_lambda",
     "check_rows_in_ball",
     "encode_binary_labels",
     "check_signed_data",
+    "check_training_data",
+    "warn_privacy_leak",
 ]
 
 
@@ -58,6 +66,13 @@ def check_positive_finite(value, name: str) -> float:
     if not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be a positive finite number, got {value!r}.")
     return value
+
+
+def check_positive_integer(value, name: str) -> int:
+    """Return ``int(value)`` if it is an integer >= 1 (not a bool), else raise ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    return int(value)
 
 
 def check_epsilon(epsilon) -> float:
@@ -140,5 +155,23 @@ def check_signed_data(X, y):
     return X, y
 
 
+def check_training_data(X, y):
+    r"""The data of both algorithms: a non-empty finite ``X`` (n, d) with rows :math:`\lVert x_i\rVert \le 1`
+    and labels ``y`` (n,) in {-1, +1}. Returns float arrays."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if X.ndim != 2 or X.shape[0] == 0:
+        raise ValueError(f"X must be a non-empty 2-D array, got shape {X.shape}.")
+    if y.shape != (X.shape[0],):
+        raise ValueError(f"X has {X.shape[0]} rows but y has shape {y.shape}.")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X contains NaN or infinite values; remove or impute them (with data-independent rules).")
+    if not np.all(np.abs(y) == 1):
+        raise ValueError("y must take values in {-1, +1}; use dplr.validation.encode_binary_labels.")
+    check_rows_in_ball(X)
+    return X, y
+
+
 def warn_privacy_leak(message: str) -> None:
+    """Warn with :class:`PrivacyLeakWarning`, pointing at the caller of the function that calls this."""
     warnings.warn(message, PrivacyLeakWarning, stacklevel=3)

@@ -9,27 +9,23 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dplr import broken
-from dplr.algorithms import objective_perturbation
-from dplr.audit import (
-    LaplaceMechanism,
-    ObjectivePerturbationMechanism,
-    SensitivityMethodMechanism,
+from dplr.analysis import broken
+from dplr.analysis.audit import (
     audit,
     audit_outputs,
     check_claim,
     clopper_pearson_upper,
     epsilon_lower_bound,
-    float_grid_score,
-    format_table,
-    histogram_score,
     run_mechanism,
     seed_sequence,
-    vector_laplace_halfspace_tradeoff,
 )
+from dplr.analysis.audit_scores import float_grid_score, histogram_score
+from dplr.analysis.auditable import LaplaceMechanism, ObjectivePerturbationMechanism, SensitivityMethodMechanism
+from dplr.analysis.neighbours import l1_tie_breaking_pair
+from dplr.analysis.privacy_loss import vector_laplace_halfspace_tradeoff
+from dplr.analysis.privacy_loss_search import worst_case_objective_perturbation_privacy_loss
+from dplr.analysis.sensitivity import anchored_sensitivity_search
 from dplr.mechanisms import laplace_mechanism
-from dplr.privacy_loss import worst_case_objective_perturbation_privacy_loss
-from dplr.sensitivity import anchored_sensitivity_search, l1_tie_breaking_pair
 
 N = 40_000  # runs per data set in the statistical tests
 BATCH = 10_000
@@ -104,16 +100,6 @@ def test_runs_are_seeded_per_run_and_per_block():
         seed_sequence(np.random.RandomState(0))
 
 
-def test_objective_perturbation_mechanism_draws_what_the_library_draws():
-    X = np.array([[0.3], [-0.8], [1.0], [0.0]])
-    y = np.array([1.0, -1.0, 1.0, 1.0])
-    for form, lam in [("corrected", 0.01), ("nips2008", 0.01), ("corrected", 0.5)]:
-        ours = ObjectivePerturbationMechanism(1.0, lam, form)((X, y), np.random.default_rng(5), 300)
-        lib = objective_perturbation(X, y, 1.0, lam, form=form, n_draws=300, random_state=np.random.default_rng(5))
-        # both solve to gradient norm 1e-8 of a (lam + Delta)-strongly convex objective: |diff| <= 2e-8 / lam
-        np.testing.assert_allclose(ours, lib, rtol=0, atol=4e-8 / lam)
-
-
 # ----------------------------------------------------------------------------------------------
 # The guarantee holds at its stated rate
 # ----------------------------------------------------------------------------------------------
@@ -152,7 +138,7 @@ def test_standard_deviation_reading_has_that_standard_deviation():
 
 
 def test_algorithm1_passes_and_half_scale_noise_fails():
-    pair = anchored_sensitivity_search(1000, 1e-4).pair  # the worst pair of dplr.sensitivity (d = 2)
+    pair = anchored_sensitivity_search(1000, 1e-4).pair  # the worst pair of dplr.analysis.sensitivity (d = 2)
     ok = check_claim("Algorithm 1", SensitivityMethodMechanism(1.0, 1e-4), pair, 1.0, N, alpha=STRICT,
                      batch_size=BATCH, random_state=21)
     assert ok.exact <= 1.0 and ok.audit.epsilon_lb <= ok.exact
@@ -215,8 +201,3 @@ def test_halfspaces_reach_epsilon_only_in_one_dimension():
     np.testing.assert_allclose(p1, 0.5 * np.exp(-1.0 - np.array([0.0, 2.0])), rtol=1e-12)
     _, r5 = vector_laplace_halfspace_tradeoff(1.0, 5, [0.0, 5.0, 30.0])
     assert np.all(np.diff(r5) > 0) and r5[-1] < 1.0 and r5[0] < 0.5
-
-
-def test_format_table():
-    text = format_table([{"a": "x", "b": 1.23456}], ["a", "b"], {"b": ".2f"})
-    assert text.splitlines() == ["a  b", "-  ----", "x  1.23"]

@@ -6,14 +6,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dplr import ObjectivePerturbation, SensitivityMethod, StandardLR
-from dplr.algorithms import (
-    objective_perturbation,
-    objective_perturbation_calibration,
-    sensitivity_method,
-    sensitivity_method_noise_rate,
-    standard_erm,
-)
-from dplr.data import make_separable
+from dplr.algorithms import objective_perturbation, sensitivity_method, standard_erm
+from dplr.calibration import objective_perturbation_calibration, sensitivity_method_noise_rate
+from dplr.datasets.simulated import make_separable
 
 
 # scikit-learn's common checks feed data with row norms far above 1 (blobs, 3*uniform, ...), which

@@ -3,9 +3,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dplr.algorithms import objective_perturbation_calibration
-from dplr.data import make_unseparable
-from dplr.guarantees import (
+from dplr.analysis.guarantees import (
     classification_error,
     corrected_objective_perturbation_bound,
     corrected_theorem4_sample_size,
@@ -18,6 +16,8 @@ from dplr.guarantees import (
     theorem4_sample_size,
     theorem5_sample_size,
 )
+from dplr.calibration import objective_perturbation_calibration
+from dplr.datasets.simulated import make_unseparable
 
 
 def test_paper_formulas_by_hand():
@@ -93,7 +93,8 @@ def test_simulation_respects_the_bounds():
     # Fixed seed. At delta = 0.2 with 200 draws, the number of draws above a bound that holds with
     # probability >= 0.8 is Binomial(200, <= 0.2); the test allows up to 55 (P[Bin(200, 0.2) > 55] ~ 0.004
     # per cell, 18 cells: false-failure rate <= 7%, but the seed is fixed so the outcome is reproducible).
-    rows = simulate_excess_loss([200, 800], [0.01, 0.1, 1.0], epsilon=0.5, d=4, n_draws=200, delta=0.2, random_state=2)
+    rows = simulate_excess_loss([200, 800], [0.01, 0.1, 1.0], epsilon=0.5, d=4, n_draws=200, delta=0.2, random_state=2,
+                                data=make_unseparable)
     assert len(rows) == 18
     for r in rows:
         assert r.deterministic_ok

@@ -1,9 +1,11 @@
-"""The vector Laplace sampler: its law, its reproducibility, and the Laplace mechanism's privacy loss."""
+"""The vector Laplace distribution (dplr.mechanisms.VectorLaplace): its law, its reproducibility, its privacy loss."""
 import numpy as np
 import pytest
 from scipy import stats
 
 from dplr.mechanisms import (
+    PolarDraws,
+    VectorLaplace,
     laplace_mechanism,
     sample_vector_laplace,
     vector_laplace_log_density,
@@ -96,3 +98,36 @@ def test_laplace_mechanism_keeps_shape_and_scale():
     # Laplace with scale S/eps = 4 has mean |X| = 4; the standard error of the mean is 4/sqrt(4000) ~ 0.063,
     # so a 0.4 tolerance is > 6 standard errors (false-failure rate < 1e-8).
     assert np.mean(np.abs(out)) == pytest.approx(4.0, abs=0.4)
+
+
+def test_rate_and_scale_are_kept_as_given_and_reciprocal():
+    by_rate, by_scale = VectorLaplace.from_rate(3, 4.0), VectorLaplace.from_scale(3, 0.25)
+    assert (by_rate.rate, by_rate.scale) == (4.0, 0.25) and (by_scale.rate, by_scale.scale) == (4.0, 0.25)
+    assert by_rate.norm_distribution().mean() == pytest.approx(3 * 0.25)
+    with pytest.raises(ValueError, match="scale"):
+        VectorLaplace.from_scale(3, -1.0)
+    with pytest.raises(ValueError, match="dim"):
+        VectorLaplace.from_rate(0, 1.0)
+
+
+def test_samples_are_standardised_draws_times_the_scale():
+    # One stream: Gamma(d, 1) radii, then directions; the scale multiplies, a rate divides (common random numbers).
+    draws = PolarDraws.sample(4, 6, np.random.default_rng(3))
+    np.testing.assert_allclose(np.linalg.norm(draws.directions, axis=1), 1.0)
+    np.testing.assert_array_equal(VectorLaplace.from_scale(4, 0.3).sample(6, np.random.default_rng(3)),
+                                  draws.vectors(scale=0.3))
+    np.testing.assert_allclose(draws.vectors(rate=2.0), draws.vectors(scale=0.5), rtol=1e-15)
+    np.testing.assert_array_equal(sample_vector_laplace(2.5, 4, 6, np.random.default_rng(3)),
+                                  VectorLaplace.from_rate(4, 2.5).sample(6, np.random.default_rng(3)))
+    with pytest.raises(ValueError, match="exactly one"):
+        draws.vectors(scale=1.0, rate=1.0)
+
+
+def test_privacy_map_is_the_supremum_of_the_privacy_loss():
+    noise = VectorLaplace.from_rate(2, 1.5)
+    c1, c2 = np.array([0.0, 0.0]), np.array([0.6, 0.8])
+    assert noise.max_privacy_loss(1.0) == pytest.approx(1.5)
+    ray = c1 + np.outer(np.linspace(0.0, 10.0, 5), c1 - c2)  # from c1, away from c2
+    np.testing.assert_allclose(noise.privacy_loss(ray, c1, c2), 1.5)
+    rng = np.random.default_rng(1)
+    assert np.abs(noise.privacy_loss(rng.normal(size=(1000, 2)) * 4, c1, c2)).max() <= 1.5 + 1e-12

@@ -3,23 +3,29 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dplr.algorithms import objective_perturbation, sensitivity_bound, standard_erm
-from dplr.data import make_unseparable
-from dplr.losses import HuberLoss
-from dplr.privacy_loss import (
-    NeighbouringPair,
+from dplr.algorithms import objective_perturbation, standard_erm
+from dplr.analysis.neighbours import NeighbouringPair
+from dplr.analysis.privacy_loss import (
     jacobian_log_ratio_bound,
     log_abs_det_jacobian,
-    max_objective_perturbation_privacy_loss,
     objective_perturbation_log_density,
     objective_perturbation_privacy_bound,
     objective_perturbation_privacy_loss,
-    output_grid,
     perturbation_from_output,
     sensitivity_method_max_privacy_loss,
     sensitivity_method_privacy_loss,
+    vector_laplace_halfspace_probability,
+)
+from dplr.analysis.privacy_loss_search import (
+    max_objective_perturbation_privacy_loss,
+    output_grid,
     worst_case_objective_perturbation_privacy_loss,
 )
+from dplr.calibration import sensitivity_bound
+from dplr.datasets.simulated import make_unseparable
+from dplr.losses import HuberLoss
+from dplr.mechanisms import sample_vector_laplace
+from dplr.solver import solve_regularized_erm
 
 EPS = 0.1
 COARSE = dict(radii=np.geomspace(1e-3, 1e5, 61), n_angles=36, record_radii=5, record_angles=24)
@@ -69,7 +75,6 @@ def test_perturbation_map_inverts_the_solver():
         W2 = objective_perturbation(X, y, 1.0, lam, form=form, n_draws=5, random_state=3, tol=1e-12)
         np.testing.assert_allclose(W, W2)
         # re-solving with the recovered b gives the same output
-        from dplr.solver import solve_regularized_erm
         np.testing.assert_allclose(solve_regularized_erm(X, y, lam, b=B, delta=cal.delta, tol=1e-12).coef, W,
                                    atol=1e-8)
 
@@ -184,8 +189,7 @@ def test_bounds():
 
 
 def test_halfspace_probability():
-    from dplr.mechanisms import sample_vector_laplace
-    from dplr.privacy_loss import vector_laplace_halfspace_probability as hp
+    hp = vector_laplace_halfspace_probability
     assert hp(0.7, 2.0, 1) == pytest.approx(0.5 * np.exp(-1.4))
     assert hp(-0.7, 2.0, 1) == pytest.approx(1 - 0.5 * np.exp(-1.4))
     # Monte Carlo at a fixed seed: 200,000 draws, the tolerance is > 5 standard errors (false failure ~1e-6).

@@ -1,11 +1,11 @@
-"""The paper's published numbers (dplr.published), the verdict rule and the statistics helpers."""
+"""The paper's published numbers (dplr.replication.paper.published), the verdict rule and the statistics helpers."""
 import itertools
 import re
 
 import numpy as np
 import pytest
 
-from dplr.published import (
+from dplr.replication.paper.published import (
     FIGURE1,
     FIGURE2_AXES,
     FIGURE2_TICK_TEXT,
@@ -13,9 +13,9 @@ from dplr.published import (
     figure1_value,
     minimum_mean_given_std,
     parse_tick_run,
-    replication_verdict,
 )
-from dplr.stats import jackknife_se, t_interval, t_quantile
+from dplr.replication.statistics import jackknife_se, paired_fold_difference, t_interval, t_quantile
+from dplr.replication.verdicts import replication_verdict
 
 
 def test_figure1_values_match_their_printed_form():
@@ -110,3 +110,12 @@ def test_verdict_false_alarm_rate_under_the_null_is_five_percent():
         paper = rng.normal(0.2, 0.01, size=5).mean()
         rejections += not replication_verdict(paper, ours, lambda b: b.mean(), decimals=12).reproduced
     assert 0.035 < rejections / 4000 < 0.065
+
+
+def test_paired_fold_difference_is_the_t_interval_of_the_fold_mean_differences():
+    a = np.array([[0.1, 0.2], [0.2, 0.2], [0.3, 0.1], [0.2, 0.3], [0.1, 0.1]])
+    b = a + np.array([[0.05], [0.04], [0.06], [0.05], [0.05]])
+    mean, low, high = paired_fold_difference(a, b)
+    assert mean == pytest.approx(0.05)
+    assert (low, high) == pytest.approx(t_interval(b.mean(axis=1) - a.mean(axis=1)))
+    assert 0 < low < mean < high

@@ -1,27 +1,24 @@
-"""Adversarial sensitivity search: it never beats the proven 2/(n lambda) for L2, and it does for L1."""
+"""Adversarial sensitivity search (dplr.analysis.sensitivity, dplr.analysis.lasso): it never beats the proven
+2/(n lambda) for L2, and it does for L1."""
 import numpy as np
 import pytest
 from scipy import optimize
 from scipy.special import expit
 
-from dplr.algorithms import sensitivity_bound
-from dplr.data import make_unseparable
-from dplr.losses import LogisticLoss
-from dplr.privacy_loss import NeighbouringPair
-from dplr.sensitivity import (
-    _distance_and_gradient,
+from dplr.analysis.lasso import l1_kkt_violation, l1_logistic_regression, l1_neighbour_distance, l1_sensitivity_search
+from dplr.analysis.neighbours import NeighbouringPair, anchored_pair, l1_tie_breaking_pair
+from dplr.analysis.sensitivity import (
     adversarial_sensitivity_search,
-    anchored_pair,
     anchored_sensitivity_search,
+    distance_and_gradient,
     gap_factors,
-    l1_kkt_violation,
-    l1_logistic_regression,
-    l1_neighbour_distance,
-    l1_sensitivity_search,
-    l1_tie_breaking_pair,
     neighbour_distance,
     random_neighbour_distances,
+    sharper_sensitivity_bound,
 )
+from dplr.calibration import sensitivity_bound
+from dplr.datasets.simulated import make_unseparable
+from dplr.losses import LogisticLoss
 
 
 def test_single_record_distance_has_closed_form():
@@ -37,10 +34,10 @@ def test_implicit_gradient_matches_finite_differences():
     k, m, d, lam = 2, 4, 2, 0.3
     shared, u, up = rng.uniform(-0.5, 0.5, (k, m, d)), rng.uniform(-0.5, 0.5, (k, d)), rng.uniform(-0.5, 0.5, (k, d))
     zero = np.zeros((k, d))
-    _, g_shared, g_u, g_up, _, _ = _distance_and_gradient(shared, u, up, zero, zero, lam, LogisticLoss())
+    _, g_shared, g_u, g_up, _, _ = distance_and_gradient(shared, u, up, zero, zero, lam, LogisticLoss())
 
     def half_sq(s, a, b):
-        return 0.5 * _distance_and_gradient(s, a, b, zero, zero, lam, LogisticLoss())[0] ** 2
+        return 0.5 * distance_and_gradient(s, a, b, zero, zero, lam, LogisticLoss())[0] ** 2
 
     h = 1e-6
     e = np.zeros((k, d))
@@ -117,7 +114,6 @@ def test_l1_search_finds_more_than_the_l2_bound():
 
 
 def test_sharper_bound_is_respected_and_tends_to_the_papers():
-    from dplr.sensitivity import sharper_sensitivity_bound
     for lam in (0.3, 1.0, 3.0):
         res = anchored_sensitivity_search(200, lam)
         assert res.distance <= sharper_sensitivity_bound(200, lam) < sensitivity_bound(200, lam)

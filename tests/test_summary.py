@@ -1,8 +1,8 @@
 """The replication summary rows and table."""
 import pandas as pd
 
-from dplr.summary import figure1_summary_rows, html_table, thesis_summary_rows, verdict_counts
-from dplr.thesis import TABLE2
+from dplr.replication.summary import figure1_summary_rows, html_table, thesis_summary_rows, verdict_counts
+from dplr.replication.thesis.published import TABLE2
 
 
 def _table():

@@ -101,16 +101,18 @@ def test_private_lambda_selection_releases_the_selected_candidate(method):
     np.testing.assert_allclose(result.probabilities, expected / expected.sum())
 
 
-def test_private_lambda_selection_candidates_are_the_core_algorithms_on_their_parts():
+@pytest.mark.parametrize("method, algorithm", [("objective", objective_perturbation),
+                                               ("sensitivity", sensitivity_method)])
+def test_private_lambda_selection_candidates_are_the_core_algorithms_on_their_parts(method, algorithm):
+    # Algorithm 3, step 2: candidate i is the private algorithm run on part i alone (streams as documented).
     X, y = _data()
     seed = np.random.default_rng(5)
-    result = private_lambda_selection(X, y, LAMBDAS, epsilon=0.5, method="objective", random_state=seed)
-    # Re-derive the streams exactly as the function does.
+    result = private_lambda_selection(X, y, LAMBDAS, epsilon=0.5, method=method, random_state=seed)
     split_rng, run_rng = np.random.default_rng(5).spawn(2)
     parts = tuning_split(len(y), 3, split_rng)
     rngs = run_rng.spawn(4)
     for i, lam in enumerate(LAMBDAS):
-        expected = objective_perturbation(X[parts[i]], y[parts[i]], 0.5, lam, random_state=rngs[i])
+        expected = algorithm(X[parts[i]], y[parts[i]], 0.5, lam, random_state=rngs[i])
         np.testing.assert_allclose(result.candidates[i], expected, rtol=1e-10, atol=1e-12)
     z = [int(np.sum(np.where(X[parts[3]] @ w > 0, 1, -1) != y[parts[3]])) for w in result.candidates]
     assert result.validation_errors.tolist() == z
@@ -183,37 +185,6 @@ def test_test_error():
 
 
 # --- the experiment runner --------------------------------------------------------------------
-
-@pytest.mark.parametrize("method", ["objective", "sensitivity"])
-def test_experiment_rows_equal_separate_runs_of_algorithm_3(method):
-    # One repeat, one method, one epsilon: the runner (batched solves, cached minimisers) must release
-    # what private_lambda_selection releases from the same stream.
-    X, y = _data(seed=10)
-    X_test, y_test = _data(n=400, seed=11)
-    for epsilon in (0.05, 2.0):  # 0.05: Delta > 0 for the small lambdas (corrected form); 2.0: Delta = 0
-        table = private_tuning_experiment(X, y, X_test, y_test, LAMBDAS, [epsilon], 1, methods=(method,),
-                                          random_state=12, n_jobs=1)
-        row = table[table.method == method].iloc[0]
-        stream = np.random.default_rng(12).spawn(1)[0]
-        single = private_lambda_selection(X, y, LAMBDAS, epsilon, method=method, random_state=stream)
-        assert row.lam_private == single.lam
-        assert row.error_private == pytest.approx(test_error(single.coef, X_test, y_test), abs=0)
-        errors = test_error(single.candidates, X_test, y_test)
-        assert row.error_best == errors.min()
-        assert row.lam_nonprivate == LAMBDAS[int(np.argmin(single.validation_errors))]
-
-
-def test_experiment_sensitivity_candidates_match_the_core_algorithm():
-    # Algorithm 1 from a cached minimiser adds exactly the noise dplr.sensitivity_method adds.
-    X, y = _data(seed=13)
-    rng_a, rng_b = np.random.default_rng(14), np.random.default_rng(14)
-    from dplr.losses import get_loss
-    from dplr.tuning import _sensitivity_from_erm
-
-    w_star = standard_erm(X, y, 0.01)
-    np.testing.assert_allclose(_sensitivity_from_erm(w_star, len(y), 0.01, 0.3, get_loss("logistic"), rng_a),
-                               sensitivity_method(X, y, 0.3, 0.01, random_state=rng_b), rtol=1e-12)
-
 
 def test_experiment_does_not_depend_on_n_jobs_and_reports_every_cell():
     X, y = _data(seed=15)

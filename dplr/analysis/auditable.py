@@ -1,0 +1,98 @@
+r"""The library's mechanisms as auditable callables, each with its exact privacy loss.
+
+An auditable mechanism is a callable ``mechanism(data, random_state, size=None)`` -- one output, or
+``size`` outputs -- with a method ``max_privacy_loss(pair)``, the supremum of its privacy loss on a
+neighbouring pair computed from its output density. :func:`dplr.analysis.audit.check_claim` runs both
+checks. Each mechanism here calls the library's own algorithm (:mod:`dplr.algorithms`,
+:mod:`dplr.mechanisms`), so what is audited is what users run; :mod:`dplr.analysis.broken` holds
+deliberately broken ones in the same form.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dplr.algorithms import objective_perturbation, sensitivity_method
+from dplr.analysis.audit import pair_data
+from dplr.analysis.neighbours import NeighbouringPair
+from dplr.analysis.privacy_loss import sensitivity_method_max_privacy_loss
+from dplr.analysis.privacy_loss_search import max_objective_perturbation_privacy_loss
+from dplr.losses import get_loss
+from dplr.mechanisms import VectorLaplace
+
+__all__ = ["LaplaceMechanism", "SensitivityMethodMechanism", "ObjectivePerturbationMechanism"]
+
+
+@dataclass(frozen=True)
+class LaplaceMechanism:
+    r"""The vector Laplace mechanism :math:`t = v + \eta`, :math:`\eta \propto e^{-(\varepsilon/S)\lVert\eta\rVert}`.
+
+    Calling it draws from :class:`dplr.mechanisms.VectorLaplace`, the sampler behind
+    :func:`dplr.mechanisms.laplace_mechanism` (one call with ``size=None`` draws exactly what
+    ``laplace_mechanism(v, S, epsilon, random_state)`` draws). The data are the query values :math:`v`.
+    """
+
+    sensitivity: float
+    epsilon: float
+
+    @property
+    def noise_rate(self) -> float:
+        return self.epsilon / self.sensitivity
+
+    def __call__(self, value, random_state=None, size=None):
+        value = np.atleast_1d(np.asarray(value, dtype=float))
+        return value + VectorLaplace.from_rate(value.shape[0], self.noise_rate).sample(size, random_state)
+
+    def max_privacy_loss(self, pair) -> float:
+        r""":math:`\sup_t|\log p_v(t)/p_{v'}(t)| = \beta\lVert v - v'\rVert` (triangle inequality; attained)."""
+        v, v_prime = (np.atleast_1d(np.asarray(a, dtype=float)) for a in pair_data(pair))
+        return VectorLaplace.from_rate(v.shape[0], self.noise_rate).max_privacy_loss(np.linalg.norm(v - v_prime))
+
+
+@dataclass(frozen=True)
+class SensitivityMethodMechanism:
+    r"""Algorithm 1 (:func:`dplr.algorithms.sensitivity_method`) on data ``(X, y)``, as an auditable callable."""
+
+    epsilon: float
+    lam: float
+    loss: Any = "logistic"
+
+    def __call__(self, data, random_state=None, size=None):
+        X, y = data
+        return sensitivity_method(X, y, self.epsilon, self.lam, self.loss, n_draws=size, random_state=random_state)
+
+    def max_privacy_loss(self, pair: NeighbouringPair) -> float:
+        r"""Exact :math:`\beta\lVert w^*(D) - w^*(D')\rVert` (:func:`dplr.analysis.privacy_loss.sensitivity_method_max_privacy_loss`)."""
+        return sensitivity_method_max_privacy_loss(pair, self.epsilon, self.lam, get_loss(self.loss))[0]
+
+
+@dataclass(frozen=True)
+class ObjectivePerturbationMechanism:
+    r"""Algorithm 2 (``form`` "corrected" or "nips2008"), auditable.
+
+    A call is :func:`dplr.algorithms.objective_perturbation` with the same ``random_state`` and
+    ``n_draws=size``, with ``chunk_size`` problems per block of the solver: audits solve :math:`10^5`
+    tiny problems (:math:`d \le 2`), for which large blocks are many times faster than the solver's
+    default. The minimisers are unique, so only the path changes, not the answer.
+    """
+
+    epsilon: float
+    lam: float
+    form: str = "corrected"
+    loss: Any = "logistic"
+    chunk_size: int = 4096
+
+    def __call__(self, data, random_state=None, size=None):
+        X, y = data
+        return objective_perturbation(X, y, self.epsilon, self.lam, self.loss, form=self.form, n_draws=size,
+                                      random_state=random_state, solver_options={"chunk_size": self.chunk_size})
+
+    def max_privacy_loss(self, pair: NeighbouringPair, **search) -> float:
+        r""":math:`\sup_w|\log p_D(w)/p_{D'}(w)|` by the change of variables, maximised numerically over :math:`w`.
+
+        :func:`dplr.analysis.privacy_loss_search.max_objective_perturbation_privacy_loss`; ``search`` is passed on.
+        """
+        return max_objective_perturbation_privacy_loss(pair, self.epsilon, self.lam, get_loss(self.loss),
+                                                       self.form, **search).value

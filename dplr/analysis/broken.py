@@ -1,0 +1,145 @@
+r"""DELIBERATELY BROKEN mechanisms: test subjects for the privacy audit. Never release anything with them.
+
+Each class here claims ε-differential privacy and does not deliver it. They exist so that the audit
+chapter can show the two checks of :mod:`dplr.analysis.audit` catching real mistakes: the exact
+privacy loss (``max_privacy_loss``, computed from the output density) and the black-box audit
+(:func:`dplr.analysis.audit.audit`, from runs alone). They are not exported from :mod:`dplr`; import
+them as ``from dplr.analysis import broken``. Each is built from the library's own pieces
+(:mod:`dplr.algorithms`, :mod:`dplr.mechanisms`), with the one slip it demonstrates.
+
+* :class:`HalfScaleSensitivityMethod` -- Algorithm 1 with noise at half the scale (sensitivity taken as
+  :math:`1/(n\lambda)`); actual loss :math:`2\beta\lVert w_1 - w_2\rVert`, up to :math:`2\varepsilon`.
+* :class:`StandardDeviationLaplace` -- Laplace noise whose *standard deviation* is :math:`S/\varepsilon`
+  (the wording of NIPS 2008, Section 2, and of the thesis); actual loss :math:`\sqrt{d+1}\,\varepsilon`,
+  :math:`\sqrt2\,\varepsilon` in one dimension.
+* :func:`nips2008_objective_perturbation` -- Algorithm 2 as printed in NIPS 2008, whose proof leaves out
+  the Jacobian term, at small :math:`n\lambda`; actual loss up to :math:`\varepsilon + \log(1 + c/(n\lambda))`.
+* :class:`L1SensitivityMethod` -- Algorithm 1 on L1-regularised ERM with the L2 sensitivity bound
+  :math:`2/(n\lambda)`; the actual loss does not shrink with :math:`n`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dplr.algorithms import sensitivity_method, sensitivity_method_noise
+from dplr.analysis.auditable import ObjectivePerturbationMechanism
+from dplr.analysis.lasso import l1_logistic_regression
+from dplr.analysis.neighbours import NeighbouringPair
+from dplr.analysis.privacy_loss import sensitivity_method_max_privacy_loss
+from dplr.calibration import sensitivity_method_noise_rate
+from dplr.losses import get_loss
+from dplr.mechanisms import VectorLaplace
+
+__all__ = [
+    "HalfScaleSensitivityMethod",
+    "StandardDeviationLaplace",
+    "nips2008_objective_perturbation",
+    "L1SensitivityMethod",
+]
+
+
+@dataclass(frozen=True)
+class HalfScaleSensitivityMethod:
+    r"""BROKEN. Algorithm 1 with noise at half the scale: :math:`w^* + \eta`, :math:`\eta \propto e^{-2\beta\lVert\eta\rVert}`.
+
+    The slip: using sensitivity :math:`1/(n\lambda)` instead of :math:`2/(n\lambda)` (forgetting that the
+    replaced record's gradient can flip sign), so :math:`\beta = n\lambda\varepsilon` instead of
+    :math:`n\lambda\varepsilon/2`. The privacy loss doubles: this is Algorithm 1 at :math:`2\varepsilon`,
+    and it runs as exactly that.
+    """
+
+    epsilon: float
+    lam: float
+
+    def noise_rate(self, n) -> float:
+        return 2.0 * sensitivity_method_noise_rate(n, self.lam, self.epsilon)
+
+    def __call__(self, data, random_state=None, size=None):
+        X, y = data
+        return sensitivity_method(X, y, 2.0 * self.epsilon, self.lam, n_draws=size, random_state=random_state)
+
+    def max_privacy_loss(self, pair: NeighbouringPair) -> float:
+        r"""Exact: :math:`2\beta\lVert w^*(D) - w^*(D')\rVert`, the supremum of Algorithm 1 at :math:`2\varepsilon`."""
+        return sensitivity_method_max_privacy_loss(pair, 2.0 * self.epsilon, self.lam)[0]
+
+
+@dataclass(frozen=True)
+class StandardDeviationLaplace:
+    r"""BROKEN. A Laplace mechanism whose noise has *standard deviation* :math:`S/\varepsilon` per coordinate.
+
+    NIPS 2008 (Section 2) describes the Laplace mechanism as noise "with mean 0 and standard deviation
+    :math:`S(f)/\varepsilon`", and the thesis (Veldhuizen 2020) describes its noise the same way. The
+    correct noise has *scale* :math:`S/\varepsilon`. For :math:`h(\eta) \propto e^{-\beta\lVert\eta\rVert}` on
+    :math:`\mathbb{R}^d` each coordinate has variance :math:`(d+1)/\beta^2`, so the "standard deviation"
+    reading gives :math:`\beta = \sqrt{d+1}\,\varepsilon/S` and privacy loss :math:`\sqrt{d+1}\,\varepsilon`
+    (:math:`\sqrt2\,\varepsilon` for the 1-D Laplace distribution, whose standard deviation is
+    :math:`\sqrt2` times its scale).
+    """
+
+    sensitivity: float
+    epsilon: float
+
+    def noise_rate(self, d) -> float:
+        return float(np.sqrt(d + 1.0) * self.epsilon / self.sensitivity)
+
+    def __call__(self, value, random_state=None, size=None):
+        value = np.atleast_1d(np.asarray(value, dtype=float))
+        d = value.shape[0]
+        return value + VectorLaplace.from_rate(d, self.noise_rate(d)).sample(size, random_state)
+
+    def max_privacy_loss(self, pair) -> float:
+        r"""Exact: :math:`\beta\lVert v - v'\rVert` with the too-large rate :math:`\beta = \sqrt{d+1}\,\varepsilon/S`."""
+        v, v_prime = (np.atleast_1d(np.asarray(a, dtype=float)) for a in pair)
+        return float(self.noise_rate(v.shape[0]) * np.linalg.norm(v - v_prime))
+
+
+def nips2008_objective_perturbation(epsilon, lam, loss="logistic") -> ObjectivePerturbationMechanism:
+    r"""BROKEN at small :math:`n\lambda`. Algorithm 2 exactly as printed in NIPS 2008 (``form="nips2008"``).
+
+    Its privacy proof bounds only the noise term of the privacy loss and leaves out the Jacobian of the
+    map from the noise :math:`b` to the output :math:`w`; the Jacobian ratio can reach
+    :math:`1 + c/(n\lambda)` (:mod:`dplr.analysis.privacy_loss`). The library keeps this form for replication; this
+    alias only names it as the broken variant. ``max_privacy_loss(pair)`` computes the exact loss.
+    """
+    return ObjectivePerturbationMechanism(epsilon, lam, form="nips2008", loss=loss)
+
+
+@dataclass(frozen=True)
+class L1SensitivityMethod:
+    r"""BROKEN. Algorithm 1 applied to L1-regularised logistic regression, with the L2 sensitivity bound.
+
+    Releases :math:`w_1(D) + \eta` with :math:`w_1 = \arg\min_w \lambda\lVert w\rVert_1 + \frac1n\sum_i
+    \ell(y_i w^\top x_i)` (:func:`dplr.analysis.lasso.l1_logistic_regression`) and
+    :math:`\eta \propto e^{-(n\lambda\varepsilon/2)\lVert\eta\rVert}`, as the thesis' method section
+    (Veldhuizen 2020, Section 4.1.2) pairs a Lasso penalty with the :math:`2/(n\lambda)` bound of
+    Corollary 2. That bound needs a :math:`\lambda`-strongly convex regulariser; the L1 penalty is not
+    strongly convex and the minimiser can jump between corners (:func:`dplr.analysis.neighbours.l1_tie_breaking_pair`).
+    The non-private L1 fit is deterministic and is cached per data set.
+    """
+
+    epsilon: float
+    lam: float
+    _cache: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    def noise_rate(self, n) -> float:
+        return sensitivity_method_noise_rate(n, self.lam, self.epsilon)
+
+    def fit(self, X, y) -> np.ndarray:
+        X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+        key = (X.shape, X.tobytes(), y.tobytes())
+        if key not in self._cache:
+            self._cache[key] = l1_logistic_regression(X, y, self.lam, get_loss("logistic"))
+        return self._cache[key]
+
+    def __call__(self, data, random_state=None, size=None):
+        X, y = data
+        w = self.fit(X, y)
+        return w + sensitivity_method_noise(len(y), w.shape[0], self.epsilon, self.lam, n_draws=size,
+                                            random_state=random_state)[0]
+
+    def max_privacy_loss(self, pair: NeighbouringPair) -> float:
+        r"""Exact: :math:`\beta\lVert w_1(D) - w_1(D')\rVert` (the closed form of Algorithm 1 with the L1 minimisers)."""
+        w, w_prime = self.fit(pair.X, pair.y), self.fit(pair.X_prime, pair.y_prime)
+        return float(self.noise_rate(pair.n) * np.linalg.norm(w - w_prime))

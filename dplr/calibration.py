@@ -1,0 +1,153 @@
+r"""Privacy maps: from (ε, n, λ, the loss' constants) to the noise and the regulariser of each algorithm.
+
+Pure functions -- no data, no randomness. Each calibration returns a frozen record of what it
+decided, and the record builds its noise mechanism (:class:`~dplr.mechanisms.VectorLaplace`), so the
+privacy claim travels with the noise that realises it.
+
+Sources
+-------
+* Sensitivity bound and Algorithm 1: NIPS 2008, Corollary 2 and Section 3 (p. 3).
+* Algorithm 2: NIPS 2008, Section 4 (p. 4); the corrected form: Chaudhuri, Monteleoni & Sarwate,
+  "Differentially Private Empirical Risk Minimization", JMLR 12:1069-1109 (2011), Algorithm 2 and
+  Theorem 9.
+
+A second mechanism family (e.g. Gaussian noise for (ε, δ)-DP) adds its calibration here, returning
+a record whose ``mechanism(dim)`` builds its noise object.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dplr.mechanisms import VectorLaplace
+from dplr.validation import check_epsilon, check_lambda, check_positive_integer
+
+__all__ = [
+    "OBJECTIVE_PERTURBATION_FORMS",
+    "SensitivityMethodCalibration",
+    "ObjectivePerturbationCalibration",
+    "sensitivity_bound",
+    "sensitivity_method_noise_rate",
+    "sensitivity_method_calibration",
+    "objective_perturbation_calibration",
+]
+
+OBJECTIVE_PERTURBATION_FORMS = ("corrected", "nips2008")
+
+
+def _check_n(n) -> int:
+    return check_positive_integer(n, "n (the number of training records)")
+
+
+def sensitivity_bound(n, lam, lipschitz=1.0):
+    r"""L2 sensitivity of the regularised ERM minimiser: :math:`2L/(n\lambda)` (NIPS 2008, Corollary 2).
+
+    From Lemma 1 with :math:`G` the objective on the shared records (:math:`G_2 \ge \lambda`) and
+    :math:`g` the difference of the two changed loss terms (:math:`g_1 \le 2L/n`).
+    """
+    return 2.0 * lipschitz / (_check_n(n) * check_lambda(lam))
+
+
+class _VectorLaplaceNoise:
+    """A calibration whose noise is the vector Laplace law of rate ``noise_rate`` (both algorithms')."""
+
+    noise_rate: float
+
+    def mechanism(self, dim) -> VectorLaplace:
+        """The calibrated noise in ``dim`` dimensions: :math:`\\eta` of Algorithm 1 or :math:`b` of Algorithm 2."""
+        return VectorLaplace.from_rate(dim, self.noise_rate)
+
+
+@dataclass(frozen=True)
+class SensitivityMethodCalibration(_VectorLaplaceNoise):
+    r"""Algorithm 1's noise for given :math:`(\varepsilon, n, \lambda, L)`.
+
+    Attributes
+    ----------
+    epsilon : the privacy parameter
+    sensitivity : :math:`S = 2L/(n\lambda)`, the bound on :math:`\lVert w^*(D) - w^*(D')\rVert`
+    noise_rate : :math:`\beta = \varepsilon/S` of the noise density :math:`e^{-\beta\lVert\eta\rVert}`
+    noise_scale : :math:`\theta = 2L/(n\varepsilon\lambda)`, the Gamma scale of the noise norm as NIPS
+        2008 prints it (Algorithm 1: :math:`\Gamma(d, 2/(n\lambda\varepsilon))`); :math:`1/\beta` up to rounding
+    """
+
+    epsilon: float
+    sensitivity: float
+    noise_rate: float
+    noise_scale: float
+
+
+def sensitivity_method_calibration(n, lam, epsilon, lipschitz=1.0, check_input=True) -> SensitivityMethodCalibration:
+    r"""Calibrate Algorithm 1: :math:`\beta = \varepsilon / (2L/(n\lambda)) = n\lambda\varepsilon/(2L)`.
+
+    For the logistic loss (:math:`L = 1`) this is the paper's :math:`\beta = n\lambda\varepsilon/2`;
+    the noise norm is then :math:`\Gamma(d, 2/(n\lambda\varepsilon))`. ``check_input=False`` skips
+    the checks of ``n``, ``lam`` and ``epsilon`` (for callers that made them).
+    """
+    if check_input:
+        epsilon, n, lam = check_epsilon(epsilon), _check_n(n), check_lambda(lam)
+    sensitivity = 2.0 * lipschitz / (n * lam)
+    return SensitivityMethodCalibration(epsilon, sensitivity, epsilon / sensitivity,
+                                        2.0 * lipschitz / (n * epsilon * lam))
+
+
+def sensitivity_method_noise_rate(n, lam, epsilon, lipschitz=1.0):
+    r"""Rate :math:`\beta = n\lambda\varepsilon/(2L)` of Algorithm 1's noise :math:`h(\eta)\propto e^{-\beta\lVert\eta\rVert}`."""
+    return sensitivity_method_calibration(n, lam, epsilon, lipschitz).noise_rate
+
+
+@dataclass(frozen=True)
+class ObjectivePerturbationCalibration(_VectorLaplaceNoise):
+    r"""Noise and regulariser settings of Algorithm 2 for given :math:`(\varepsilon, n, \lambda, c)`.
+
+    Attributes
+    ----------
+    form : "corrected" or "nips2008"
+    epsilon : the privacy parameter asked for
+    epsilon_prime : :math:`\varepsilon'`, the budget left for the noise after the Jacobian term
+    delta : :math:`\Delta`, the extra ridge term added to the objective
+    noise_rate : :math:`\beta` of the noise density :math:`e^{-\beta\lVert b\rVert}`
+    """
+
+    form: str
+    epsilon: float
+    epsilon_prime: float
+    delta: float
+    noise_rate: float
+
+
+def objective_perturbation_calibration(epsilon, n, lam, curvature=0.25, lipschitz=1.0, form="corrected",
+                                       check_input=True):
+    r"""Calibrate Algorithm 2.
+
+    ``form="nips2008"`` (NIPS 2008, Algorithm 2): :math:`b \propto e^{-\varepsilon\lVert b\rVert/2}`,
+    :math:`\Delta = 0`. Its privacy proof omits the Jacobian of the map :math:`w \mapsto b`, and the
+    mechanism is *not* ε-DP when :math:`n\lambda` is small (see the theory chapters).
+
+    ``form="corrected"`` (JMLR 2011, Algorithm 2), with :math:`c` the bound on :math:`\ell''`:
+
+    .. math::
+
+        \varepsilon' = \varepsilon - \log\Big(1 + \frac{2c}{n\lambda} + \frac{c^2}{n^2\lambda^2}\Big);
+        \quad \text{if } \varepsilon' > 0:\ \Delta = 0; \quad
+        \text{else } \Delta = \frac{c}{n(e^{\varepsilon/4} - 1)} - \lambda,\ \varepsilon' = \varepsilon/2;
+
+    then :math:`b \propto e^{-\varepsilon'\lVert b\rVert/2}`. The ``/2`` is :math:`1/(2L)` with
+    :math:`L` the bound on :math:`|\ell'|` (1 for both losses here). ``check_input=False`` skips the
+    checks of ``epsilon``, ``n`` and ``lam`` (for callers that made them).
+    """
+    if check_input:
+        epsilon, n, lam = check_epsilon(epsilon), _check_n(n), check_lambda(lam)
+    if form == "nips2008":
+        return ObjectivePerturbationCalibration(form, epsilon, epsilon, 0.0, epsilon / (2.0 * lipschitz))
+    if form != "corrected":
+        raise ValueError(f"form must be one of {OBJECTIVE_PERTURBATION_FORMS}, got {form!r}.")
+    ratio = curvature / (n * lam)
+    epsilon_prime = epsilon - np.log1p(2.0 * ratio + ratio**2)
+    delta = 0.0
+    if epsilon_prime <= 0:
+        delta = curvature / (n * np.expm1(epsilon / 4.0)) - lam
+        epsilon_prime = epsilon / 2.0
+    return ObjectivePerturbationCalibration(form, epsilon, float(epsilon_prime), float(delta),
+                                            float(epsilon_prime) / (2.0 * lipschitz))

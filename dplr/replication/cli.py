@@ -1,0 +1,355 @@
+"""Every figure and table of the two replications, from one command: ``python -m dplr reproduce <target>``.
+
+Targets (``python -m dplr reproduce --help`` lists them):
+
+* the paper, Chaudhuri & Monteleoni (NIPS 2008): ``figure1`` (the test-error table, with our
+  verdicts) and ``figure2a`` to ``figure2d`` (learning curves and error against ε);
+* the thesis, Veldhuizen (2020): ``thesis-table2`` (Table 2, its pipeline read literally and as
+  diagnosed) and ``thesis-figure4`` to ``thesis-figure9`` (learning curves and error against ε);
+* ``all``: every target; ``paper`` and ``thesis``: the targets of one source.
+
+Each target writes ``<target>.csv`` (the numbers) and ``<target>.png`` (the figure) into ``--out``,
+and the run writes ``reproduce.json``: the command, seeds, restarts, workers, scheduler, wall-clock
+seconds per study, the machine and package versions. The paper's targets run only the tasks they
+need (:mod:`dplr.replication.paper.protocol`); since every task is seeded by its content, the numbers
+are the ones the full study and the book's chapter compute with the same seed and restarts. The
+thesis' targets share one run of :func:`dplr.replication.thesis.study.run_thesis_study`. ``--workers``
+processes run the tasks on this machine, or ``--scheduler tcp://host:port`` sends them to a Dask
+cluster (:mod:`dplr.replication.runner`); the results are the same either way. The figures are drawn
+by the same functions as the chapters' (:mod:`dplr.replication.figures`).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.metadata as md
+import json
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dplr.replication.paper import protocol as paper_protocol
+from dplr.replication.paper.published import FIGURE2_AXES
+from dplr.replication.paper.study import Replication
+from dplr.replication.runner import progress, use_scheduler
+from dplr.replication.thesis import published as thesis_published
+from dplr.replication.thesis.cells import verdicts
+from dplr.replication.thesis.study import run_thesis_study
+
+__all__ = ["TARGETS", "GROUPS", "Target", "resolve_targets", "reproduce", "main"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """One figure or table: its source (``"paper"`` or ``"thesis"``), a description, and what it needs.
+
+    ``needs`` (paper targets): ``(part, data kind)`` pairs of :mod:`dplr.replication.paper.protocol` cells --
+    ``"figure1"``, ``"learning"`` or ``"epsilon"``.
+    """
+
+    name: str
+    source: str
+    description: str
+    needs: tuple = ()
+
+
+_KINDS = ("separable", "unseparable")
+TARGETS = {t.name: t for t in (
+    Target("figure1", "paper", "Figure 1: test error of the three methods on both data sets, with verdicts",
+           tuple(("figure1", kind) for kind in _KINDS)),
+    Target("figure2a", "paper", "Figure 2(a): learning curves, separable data", (("learning", "separable"),)),
+    Target("figure2b", "paper", "Figure 2(b): learning curves, unseparable data", (("learning", "unseparable"),)),
+    Target("figure2c", "paper", "Figure 2(c): test error against epsilon, separable data", (("epsilon", "separable"),)),
+    Target("figure2d", "paper", "Figure 2(d): test error against epsilon, unseparable data",
+           (("epsilon", "unseparable"),)),
+    Target("thesis-table2", "thesis", "Table 2: the thesis' nine test errors, pipeline read literally and as diagnosed"),
+    Target("thesis-figure4", "thesis", "Figure 4: learning curves, separable data"),
+    Target("thesis-figure5", "thesis", "Figure 5: learning curves, inseparable data"),
+    Target("thesis-figure6", "thesis", "Figure 6: learning curves, breast-cancer data (thesis and sound pipelines)"),
+    Target("thesis-figure7", "thesis", "Figure 7: test error against epsilon, separable data"),
+    Target("thesis-figure8", "thesis", "Figure 8: test error against epsilon, inseparable data"),
+    Target("thesis-figure9", "thesis", "Figure 9: test error against epsilon, breast-cancer data"),
+)}
+GROUPS = {"all": tuple(TARGETS), "paper": tuple(n for n, t in TARGETS.items() if t.source == "paper"),
+          "thesis": tuple(n for n, t in TARGETS.items() if t.source == "thesis")}
+
+
+def resolve_targets(names):
+    """Target names (and groups) -> the targets, in the order of :data:`TARGETS`, each once."""
+    wanted = set()
+    for name in names:
+        if name in GROUPS:
+            wanted.update(GROUPS[name])
+        elif name in TARGETS:
+            wanted.add(name)
+        else:
+            raise ValueError(f"unknown target {name!r}; choose from {', '.join(list(GROUPS) + list(TARGETS))}.")
+    return [TARGETS[n] for n in TARGETS if n in wanted]
+
+
+# --------------------------------------------------------------------------------------------------
+# Computing
+# --------------------------------------------------------------------------------------------------
+def run_paper(targets, seed=None, n_jobs=1, n_restarts=None, show_progress=True):
+    """The :class:`~dplr.replication.paper.study.Replication` with exactly the cells the paper targets need."""
+    ex = paper_protocol
+    seed = ex.DEFAULT_SEED if seed is None else seed
+    n_restarts = ex.PAPER_RESTARTS if n_restarts is None else n_restarts
+    builders = {"figure1": ex.figure1_tasks, "learning": ex.learning_curve_tasks, "epsilon": ex.epsilon_curve_tasks}
+    parts = {}
+    for target in targets:
+        for part, kind in target.needs:
+            cells = builders[part](ex.DataSpec(kind), n_restarts=n_restarts)
+            parts.setdefault(part, [])
+            parts[part] += [c for c in cells if c not in parts[part]]
+    tasks = [task for cells in parts.values() for task in ex.expand(cells)]
+    start = time.perf_counter()
+    with progress(f"paper: {len(set(tasks))} tasks", enabled=show_progress):
+        errors, seconds = ex.run_tasks(tasks, seed, n_jobs)
+    wall = {"tasks": time.perf_counter() - start}
+    return Replication(seed=seed, n_restarts=n_restarts, errors=errors, seconds=seconds, parts=parts, tuning={},
+                       wall_seconds=wall, variants=(ex.FIGURE1_VARIANTS[0],))
+
+
+def run_thesis(seed=None, n_jobs=1, n_restarts=None, show_progress=True):
+    """:func:`~dplr.replication.thesis.study.run_thesis_study` with the given seed, workers and restarts."""
+    seed = thesis_published.THESIS_SEED if seed is None else seed
+    n_restarts = thesis_published.THESIS_RESTARTS if n_restarts is None else n_restarts
+    with progress("thesis: tasks", enabled=show_progress):
+        return run_thesis_study(seed=seed, n_jobs=n_jobs, n_restarts=n_restarts)
+
+
+# --------------------------------------------------------------------------------------------------
+# Writing: one CSV and one PNG per target
+# --------------------------------------------------------------------------------------------------
+_METHOD_NAMES = {"standard": "Standard LR", "sensitivity": "Sensitivity method (Alg. 1)",
+                 "objective": "New method (Alg. 2)"}
+_SHORT_NAMES = {"standard": "Standard LR", "sensitivity": "Sensitivity\nmethod", "objective": "New method"}
+_PIPELINE_NAMES = {"simulated": "thesis pipeline as diagnosed", "real": "thesis pipeline as diagnosed",
+                   "sound": "sound pipeline"}
+
+
+def _plotting():
+    """pyplot and the book's figures module: only drawing needs them (matplotlib and seaborn are the extra dplr[plot])."""
+    import matplotlib.pyplot as plt  # imported here: the optional extra dplr[plot], needed to draw only
+
+    from dplr.replication import figures  # imported here: it imports matplotlib and seaborn (dplr[plot])
+
+    return plt, figures
+
+
+def _save(fig, path):
+    plt, _ = _plotting()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _figure1(rep, out):
+    plt, figures = _plotting()
+    METHOD_COLOURS = figures.METHOD_COLOURS
+    nips = rep.figure1_table().assign(form="nips2008")
+    corrected = rep.figure1_table(form="corrected").query("method == 'objective'").assign(form="corrected")
+    table = pd.concat([nips, corrected], ignore_index=True)
+    table.loc[table.method != "objective", "form"] = ""
+    fig, axs = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
+    for ax, kind in zip(axs, _KINDS):
+        rows = table[table.data == kind].reset_index(drop=True)
+        for i, row in rows.iterrows():
+            colour = METHOD_COLOURS["objective_nips2008" if row.form == "nips2008" else row.method]
+            ax.errorbar(i - 0.12, row["mean"], yerr=[[row["mean"] - row.ci_low], [row.ci_high - row["mean"]]],
+                        fmt="o", color=colour, capsize=3, label="ours (95% CI over folds)" if i == 0 else None)
+            ax.plot(i + 0.12, row.published_mean, "D", color=METHOD_COLOURS["published"],
+                    label="published" if i == 0 else None)
+        labels = [_SHORT_NAMES[m] + (f"\n({'NIPS 2008' if f == 'nips2008' else f})" if f else "")
+                  for m, f in zip(rows.method, rows.form)]
+        ax.set_xticks(range(len(rows)), labels, fontsize="small")
+        ax.set(title=f"{kind} data", ylabel="test error" if kind == "separable" else None)
+    axs[0].legend(fontsize="small")
+    fig.suptitle(f"Figure 1 of Chaudhuri & Monteleoni (2008): ours with {rep.n_restarts} restarts, seed {rep.seed}",
+                 fontsize="medium")
+    return table, fig
+
+
+def _figure2(rep, panel, out):
+    kind = "separable" if panel in "ac" else "unseparable"
+    x = "n_train" if panel in "ab" else "epsilon"
+    curves = rep.learning_curves() if x == "n_train" else rep.epsilon_curves()
+    table = curves[curves.data == kind].reset_index(drop=True)
+    plt, figures = _plotting()
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    figures.plot_figure2_panel(ax, table, kind, FIGURE2_AXES[panel], x, scale=1000 if x == "n_train" else 1)
+    ax.set(xlabel="training points / 1000" if x == "n_train" else "ε", ylabel="test error",
+           title=f"Figure 2({panel}), {kind} data: ours, 95% CI over folds")
+    ax.legend(fontsize="small")
+    return table, fig
+
+
+def _thesis_panels(name):
+    number = int(name.rsplit("figure", 1)[1])
+    kind = {4: "separable", 5: "inseparable", 6: "real", 7: "separable", 8: "inseparable", 9: "real"}[number]
+    pipelines = ("simulated",) if kind != "real" else ("real", "sound")
+    return number, kind, pipelines, ("n_train" if number <= 6 else "epsilon")
+
+
+def _thesis_figure(study, name, out):
+    epsilon = thesis_published.THESIS_EPSILON
+    number, kind, pipelines, x = _thesis_panels(name)
+    curves = study.learning_curves() if x == "n_train" else study.epsilon_curves()
+    table = curves[(curves.data == kind) & curves.pipeline.isin(pipelines)]
+    if x == "n_train":
+        table = table[table.epsilon.isna() | np.isclose(table.epsilon.fillna(epsilon), epsilon)]
+    table = table.reset_index(drop=True)
+    plt, figures = _plotting()
+    fig, axs = plt.subplots(1, len(pipelines), figsize=(5.5 * len(pipelines), 3.8), squeeze=False)
+    for ax, pipeline in zip(axs[0], pipelines):
+        figures.plot_thesis_panel(ax, table, kind, pipeline, x, epsilon)
+        ax.set(title=f"Figure {number}: {kind} data, {_PIPELINE_NAMES[pipeline]}", ylabel="test error",
+               xlabel="training records" if x == "n_train" else "ε", xscale="linear" if x == "n_train" else "log")
+    axs[0][0].legend(fontsize="small")
+    return table, fig
+
+
+def _thesis_table2(study, out):
+    literal = verdicts(study.search_fold_means("literal")).assign(pipeline="read literally")
+    diagnosed = verdicts(study.table2_errors("thesis")).assign(pipeline="as diagnosed")
+    table = pd.concat([literal, diagnosed], ignore_index=True)
+    published = {(v.data, v.method): v.value for v in thesis_published.TABLE2}
+    table.insert(3, "thesis_value", [published[(d, m)] for d, m in zip(table.data, table.method)])
+    plt, _ = _plotting()
+    fig, ax = plt.subplots(figsize=(9, 3.8))
+    keys = list(dict.fromkeys(zip(literal.data, literal.method)))
+    for offset, (label, sub), marker in ((-0.15, ("read literally", literal), "o"),
+                                         (0.15, ("as diagnosed", diagnosed), "s")):
+        rows = sub.set_index(["data", "method"]).loc[keys]
+        ax.errorbar(np.arange(len(keys)) + offset, rows.ours, yerr=[rows.ours - rows.low, rows.high - rows.ours],
+                    fmt=marker, capsize=3, label=f"ours, pipeline {label} (accepted range)")
+    ax.plot(np.arange(len(keys)), [published[k] for k in keys], "D", color="0.35", label="thesis")
+    ax.set_xticks(range(len(keys)), [f"{d}\n{_METHOD_NAMES[m].split(' (')[1][:-1]}" if m != "standard" else f"{d}\nLR"
+                                     for d, m in keys], fontsize="x-small")
+    ax.set(ylabel="test error", title="Table 2 of Veldhuizen (2020): published and ours")
+    ax.legend(fontsize="x-small")
+    return table, fig
+
+
+def _write(target, results, out):
+    """Compute the target's table and figure from ``results`` and write ``<name>.csv`` and ``<name>.png``."""
+    if target.name == "figure1":
+        table, fig = _figure1(results["paper"], out)
+    elif target.name.startswith("figure2"):
+        table, fig = _figure2(results["paper"], target.name[-1], out)
+    elif target.name == "thesis-table2":
+        table, fig = _thesis_table2(results["thesis"], out)
+    else:
+        table, fig = _thesis_figure(results["thesis"], target.name, out)
+    paths = [out / f"{target.name}.csv", out / f"{target.name}.png"]
+    table.to_csv(paths[0], index=False, float_format="%.6g")
+    _save(fig, paths[1])
+    return paths
+
+
+def _versions():
+
+    names = ("dplr", "numpy", "scipy", "scikit-learn", "pandas", "joblib", "distributed")
+    found = {}
+    for name in names:
+        try:
+            found[name] = md.version(name)
+        except md.PackageNotFoundError:
+            pass
+    return found
+
+
+def reproduce(names, out="reproduced", seed=None, n_restarts=None, workers=None, scheduler=None, quiet=False,
+              argv=None):
+    """Compute and write the targets ``names`` (targets or groups) into ``out``; returns the run's record."""
+    targets = resolve_targets(names)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    workers = workers or os.cpu_count() or 1
+    sources = list(dict.fromkeys(t.source for t in targets))
+    record = {"command": argv, "targets": [t.name for t in targets], "seed": seed, "restarts": n_restarts,
+              "workers": workers, "scheduler": scheduler, "seconds": {}, "files": [],
+              "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+                          "cores": os.cpu_count(), "python": platform.python_version()},
+              "versions": _versions()}
+    log = (lambda *a: None) if quiet else (lambda *a: print(*a, file=sys.stderr, flush=True))
+    results = {}
+    start_all = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        if scheduler:
+            stack.enter_context(use_scheduler(scheduler))
+        for source in sources:
+            start = time.perf_counter()
+            log(f"[{source}] running on {'the Dask cluster at ' + scheduler if scheduler else f'{workers} worker(s)'}")
+            if source == "paper":
+                results["paper"] = run_paper([t for t in targets if t.source == "paper"], seed, workers, n_restarts,
+                                             not quiet)
+            else:
+                results["thesis"] = run_thesis(seed, workers, n_restarts, not quiet)
+            record["seconds"][source] = round(time.perf_counter() - start, 2)
+            log(f"[{source}] done in {record['seconds'][source]:.1f} s")
+    plt, figures = _plotting()
+    figures.set_book_style()
+    with plt.rc_context({"figure.dpi": 120}):
+        for target in targets:
+            paths = _write(target, results, out)
+            record["files"] += [p.name for p in paths]
+            log(f"wrote {', '.join(str(p) for p in paths)}")
+    record["seconds"]["total"] = round(time.perf_counter() - start_all, 2)
+    (out / "reproduce.json").write_text(json.dumps(record, indent=2) + "\n")
+    log(f"all done in {record['seconds']['total']:.1f} s; record in {out / 'reproduce.json'}")
+    return record
+
+
+def add_parser(subparsers):
+    """The ``reproduce`` subcommand of ``python -m dplr``."""
+    listing = "\n".join(f"  {name:16s} {t.description}" for name, t in TARGETS.items())
+    groups = "\n".join(f"  {name:16s} {', '.join(members)}" for name, members in GROUPS.items())
+    parser = subparsers.add_parser(
+        "reproduce", help="compute figures and tables of the replications (CSV + PNG)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Compute figures and tables of the replications and write <target>.csv and <target>.png.",
+        epilog=f"targets:\n{listing}\n\ngroups:\n{groups}\n\n"
+               "example: python -m dplr reproduce all --out reproduced --workers 2")
+    parser.add_argument("targets", nargs="+", metavar="target", help="one or more targets or groups (below)")
+    parser.add_argument("--out", default="reproduced", help="output folder (default: %(default)s)")
+    parser.add_argument("--restarts", type=int, default=None,
+                        help="random restarts per private cell (default: 200, as in the paper and the thesis)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="root seed (default: each study's own, as in the book's chapters)")
+    parser.add_argument("--workers", type=int, default=None, help="local worker processes (default: all cores)")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="run the tasks on the Dask cluster at ADDRESS, e.g. tcp://10.0.0.5:8786")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars or messages")
+    parser.set_defaults(handler=_handle)
+    return parser
+
+
+def _handle(args):
+    if args.restarts is not None and args.restarts < 2:
+        raise SystemExit("--restarts must be at least 2 (the summaries need a spread over restarts).")
+    if args.workers is not None and args.workers < 1:
+        raise SystemExit("--workers must be at least 1.")
+    try:
+        resolve_targets(args.targets)
+    except ValueError as error:
+        raise SystemExit(str(error))
+    _plotting()[0].switch_backend("Agg")  # files only: no display needed
+    reproduce(args.targets, args.out, args.seed, args.restarts, args.workers, args.scheduler, args.quiet,
+              argv=["python", "-m", "dplr"] + sys.argv[1:])
+    return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m dplr", description="dplr command-line tools.")
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    add_parser(subparsers)
+    args = parser.parse_args(argv)
+    return args.handler(args)

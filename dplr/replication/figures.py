@@ -1,0 +1,83 @@
+"""One plotting style for the whole book, and the replication figures the chapters and the CLI share.
+
+Every chapter calls :func:`set_book_style` once; figures then share fonts, sizes and colours, and
+the methods keep one colour each across chapters (:data:`METHOD_COLOURS`). The curve panels of both
+replications are drawn by one function each, used by the chapters and by ``python -m dplr reproduce``
+(:mod:`dplr.replication.cli`), so the two cannot drift apart.
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import seaborn as sns
+from matplotlib.patches import Rectangle
+
+__all__ = ["METHOD_COLOURS", "PAPER_CURVE_STYLES", "THESIS_CURVE_STYLES", "set_book_style", "plot_curves",
+           "plot_figure2_panel", "plot_thesis_panel"]
+
+_PALETTE = sns.color_palette("colorblind")
+METHOD_COLOURS = {
+    "standard": _PALETTE[2],
+    "sensitivity": _PALETTE[3],
+    "objective": _PALETTE[0],
+    "objective_nips2008": _PALETTE[4],
+    "published": "0.35",
+}
+#: The paper's curves (the ``method`` labels of :func:`dplr.replication.paper.protocol.method_label`): colour, line.
+PAPER_CURVE_STYLES = {"Standard LR": (METHOD_COLOURS["standard"], "-"),
+                      "Sensitivity method": (METHOD_COLOURS["sensitivity"], "-"),
+                      "New method (NIPS 2008)": (METHOD_COLOURS["objective_nips2008"], "-"),
+                      "New method (corrected)": (METHOD_COLOURS["objective"], "--")}
+#: The thesis' curves (its ``method`` column): colour, legend label.
+THESIS_CURVE_STYLES = {"standard": (METHOD_COLOURS["standard"], "standard LR"),
+                       "sensitivity": (METHOD_COLOURS["sensitivity"], "Algorithm 1"),
+                       "objective": (METHOD_COLOURS["objective_nips2008"], "Algorithm 2")}
+
+
+def set_book_style():
+    """Apply the book's seaborn theme (white grid, colour-blind palette, fixed figure size and DPI)."""
+    sns.set_theme(context="notebook", style="whitegrid", palette="colorblind")
+    plt.rcParams.update({"figure.figsize": (7.0, 4.0), "figure.dpi": 100, "savefig.dpi": 100,
+                         "axes.titlesize": "medium"})
+
+
+def plot_curves(ax, table, x, curves, scale=1.0):
+    """Mean test error against ``x`` with its 95% band, one curve per ``(selection, colour, line, label)``.
+
+    ``table`` has the columns ``x``, ``mean``, ``ci_low`` and ``ci_high``; ``selection`` is a boolean
+    mask of its rows. Empty curves are skipped. ``x`` is divided by ``scale`` (e.g. thousands of points).
+    """
+    for selection, colour, line, label in curves:
+        sub = table[selection]
+        if sub.empty:
+            continue
+        xs = sub[x].to_numpy() / scale
+        ax.plot(xs, sub["mean"], color=colour, ls=line, marker="o", ms=3, label=label)
+        ax.fill_between(xs, sub["ci_low"], sub["ci_high"], color=colour, alpha=0.2, lw=0)
+
+
+def plot_figure2_panel(ax, curves, kind, axes, x, scale=1.0):
+    """One panel of the paper's Figure 2: our curves on data set ``kind`` and, dotted, the window the paper plotted.
+
+    ``curves`` is a :meth:`~dplr.replication.paper.study.Replication.learning_curves` or
+    ``epsilon_curves`` table, ``axes`` the panel's :class:`~dplr.replication.paper.published.AxisRange`.
+    """
+    plot_curves(ax, curves, x, [((curves.data == kind) & (curves.method == method), colour, line, method)
+                                for method, (colour, line) in PAPER_CURVE_STYLES.items()], scale)
+    (x0, x1), (y0, y1) = axes.x_range, axes.y_range
+    ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, fill=False, ls=":", lw=1.5, ec=METHOD_COLOURS["published"],
+                           label="the paper's axes"))
+
+
+def plot_thesis_panel(ax, curves, kind, pipeline, x, epsilon=None):
+    """One curve panel of the thesis' Figures 4-9: the three methods of one pipeline on data set ``kind``.
+
+    ``curves`` is a :meth:`~dplr.replication.thesis.study.ThesisStudy.learning_curves` or
+    ``epsilon_curves`` table; for learning curves (``x="n_train"``) only the rows at ``epsilon`` (and
+    standard LR, which has none) are drawn.
+    """
+    rows = (curves.data == kind) & (curves.pipeline == pipeline)
+    if x == "n_train":
+        rows &= curves.epsilon.isna() | np.isclose(curves.epsilon.fillna(epsilon), epsilon)
+    plot_curves(ax, curves, x, [(rows & (curves.method == method), colour, "-", label)
+                                for method, (colour, label) in THESIS_CURVE_STYLES.items()])

@@ -1,0 +1,79 @@
+r"""Small statistics helpers for the replication: t-intervals over folds and the fold jackknife.
+
+The experiments' unit of replication is the fold: each fold's result (e.g. the test error averaged
+over its 200 restarts) is one value, and the five values give the spread. Intervals use Student's
+t with :math:`k - 1` degrees of freedom (``scipy.stats.t``).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+__all__ = ["t_interval", "jackknife_se", "t_quantile", "paired_fold_difference", "central_range"]
+
+
+def t_quantile(level, df):
+    """Two-sided quantile :math:`t_{(1+\\text{level})/2,\\ \\text{df}}`."""
+    return float(stats.t.ppf(0.5 + level / 2.0, df))
+
+
+def t_interval(values, level=0.95):
+    r"""Student-t interval :math:`\bar v \pm t_{(1+\text{level})/2,\,k-1}\, s/\sqrt k` for the mean of ``values``.
+
+    With zero spread (e.g. every fold has test error 0) the interval is the single point :math:`\bar v`.
+    """
+    values = np.asarray(values, dtype=float).ravel()
+    k = values.size
+    if k < 2:
+        raise ValueError("a t-interval needs at least two values.")
+    mean = float(values.mean())
+    half = t_quantile(level, k - 1) * float(values.std(ddof=1)) / np.sqrt(k)
+    return mean - half, mean + half
+
+
+def jackknife_se(blocks, statistic):
+    r"""Leave-one-block-out jackknife standard error of ``statistic(blocks)``.
+
+    ``blocks`` is an array whose first axis indexes the :math:`k` blocks (folds). With
+    :math:`\hat\theta_{(i)}` the statistic without block :math:`i`,
+
+    .. math:: \widehat{\mathrm{se}} = \sqrt{\tfrac{k-1}{k}\textstyle\sum_i (\hat\theta_{(i)} - \bar\theta_{(\cdot)})^2}.
+
+    For the mean of the fold means this is exactly :math:`s/\sqrt k` (Efron & Tibshirani 1993, §11.2).
+    """
+    blocks = np.asarray(blocks, dtype=float)
+    k = blocks.shape[0]
+    if k < 2:
+        raise ValueError("the jackknife needs at least two blocks.")
+    leave_out = np.array([statistic(np.delete(blocks, i, axis=0)) for i in range(k)], dtype=float)
+    return float(np.sqrt((k - 1) / k * np.sum((leave_out - leave_out.mean()) ** 2)))
+
+
+def paired_fold_difference(errors_a, errors_b, level=0.95):
+    r"""Fold-paired difference of mean errors, b minus a: ``(mean, low, high)`` with a Student-t interval.
+
+    ``errors_a`` and ``errors_b`` are ``(folds, restarts)`` arrays on the same folds; each fold's mean
+    error is one value, and the :math:`k` differences of fold means give the interval
+    (:func:`t_interval`). "b is worse than a" holds at the level when ``low > 0``.
+    """
+    diff = np.asarray(errors_b).mean(axis=1) - np.asarray(errors_a).mean(axis=1)
+    low, high = t_interval(diff, level)
+    return float(diff.mean()), low, high
+
+
+def central_range(counts, coverage=0.8):
+    r"""The observed values between which the central ``coverage`` of ``counts`` lie: ``(low, high)``.
+
+    ``low`` is the largest observed value with at most :math:`(1 - \text{coverage})/2` of the counts below it and
+    ``high`` the smallest with at most that share above it (numpy quantiles, methods ``"lower"`` and ``"higher"``).
+    Meant for counts decided by a tolerance test (solver iterations, function evaluations): rounding on another
+    machine can move a run that stops just at the tolerance by one step, which changes a mean or a maximum but
+    leaves the central range unchanged unless a tenth of the runs sit at that edge.
+    """
+    counts = np.asarray(counts).ravel()
+    if counts.size == 0:
+        raise ValueError("central_range needs at least one count.")
+    if not 0.0 < coverage <= 1.0:
+        raise ValueError(f"coverage must be in (0, 1], got {coverage!r}.")
+    tail = (1.0 - coverage) / 2.0
+    return (np.quantile(counts, tail, method="lower").item(), np.quantile(counts, 1.0 - tail, method="higher").item())

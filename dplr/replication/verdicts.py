@@ -1,0 +1,67 @@
+r"""The rule that judges a replication: is a published number within reach of an independent run of ours?
+
+Fixed before the full studies were run, and applied to every published number of both replications
+(:mod:`dplr.replication.paper.study`, :mod:`dplr.replication.thesis.study`): :data:`VERDICT_RULE` in
+words, :func:`replication_verdict` in code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dplr.replication.statistics import jackknife_se, t_quantile
+
+__all__ = ["VERDICT_RULE", "Verdict", "replication_verdict"]
+
+VERDICT_RULE = (
+    "A published number is reproduced when it lies in our 95% prediction interval for the same number from an "
+    "independent replication of the protocol: our estimate ± t(0.975, k−1)·√2·se, with se the leave-one-fold-out "
+    "jackknife standard error over the k = 5 folds (for a mean: the std of the fold means over √k), widened by half a "
+    "unit of the paper's last printed decimal. The √2 counts both replications' sampling error: if the paper ran our "
+    "protocol, its number is a second independent draw of what we estimate."
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Outcome of :func:`replication_verdict` for one published number."""
+
+    published: float
+    ours: float
+    se: float
+    low: float
+    high: float
+    reproduced: bool
+
+    @property
+    def label(self):
+        return "reproduced" if self.reproduced else "not reproduced"
+
+
+def replication_verdict(published, blocks, statistic, decimals=4, level=0.95):
+    r"""Judge one published number against ours (:data:`VERDICT_RULE`), fixed before the full study was run.
+
+    ``blocks`` holds our results with the folds on the first axis (e.g. the ``(5, 200)`` array of test
+    errors of one Figure 1 cell) and ``statistic`` maps such an array to the number the paper printed
+    (e.g. the mean over everything, or a standard deviation under one reading). With :math:`k` folds,
+    :math:`\hat\theta` = ``statistic(blocks)`` and :math:`\widehat{\mathrm{se}}` its jackknife standard
+    error, the number is reproduced when
+
+    .. math::
+
+        |\text{published} - \hat\theta| \le t_{(1+\text{level})/2,\,k-1}\,\sqrt2\,\widehat{\mathrm{se}}
+        + \tfrac12 10^{-\text{decimals}}.
+
+    For a mean this is the classical prediction interval for the mean of :math:`k` new fold values
+    (exact under normality with independent folds; the folds share training points and one data set,
+    so the true rate of false "not reproduced" verdicts can exceed :math:`1 - \text{level}`). Zero
+    spread (e.g. standard LR with error 0 on every fold) leaves only the rounding tolerance.
+    """
+    blocks = np.asarray(blocks, dtype=float)
+    k = blocks.shape[0]
+    ours = float(statistic(blocks))
+    se = jackknife_se(blocks, statistic)
+    half = t_quantile(level, k - 1) * np.sqrt(2.0) * se + 0.5 * 10.0 ** (-decimals)
+    low, high = ours - half, ours + half
+    return Verdict(float(published), ours, se, low, high, bool(low <= published <= high))

@@ -1,0 +1,16 @@
+r"""Solvers for the regularised, perturbed ERM objective of both algorithms (:mod:`dplr.objective`).
+
+Two, with one job each:
+
+* :func:`solve_regularized_erm` -- the fast path (:mod:`dplr.solver.batched`): many perturbed
+  problems on one data set at once, each to gradient norm ``tol``; the algorithms, studies and audits
+  use it. Its tricks are documented in :mod:`dplr.solver.batched`, :mod:`dplr.solver.design` and
+  :mod:`dplr.solver.taylor`.
+* :func:`damped_newton` -- the reference (:mod:`dplr.solver.reference`): a plain damped Newton
+  method on any :class:`~dplr.objective.RegularizedERM`, including one data set per problem; the
+  sensitivity searches use it, and the tests hold the fast path to it.
+"""
+from dplr.solver.batched import SolverResult, solve_regularized_erm
+from dplr.solver.reference import NewtonResult, damped_newton
+
+__all__ = ["SolverResult", "solve_regularized_erm", "NewtonResult", "damped_newton"]

@@ -1,0 +1,63 @@
+"""The seam (dplr.algorithms): calibrate, draw, solve -- one call, or the noise alone for batched callers."""
+import numpy as np
+import pytest
+
+from dplr.algorithms import (
+    objective_perturbation,
+    objective_perturbation_noise,
+    sensitivity_method,
+    sensitivity_method_noise,
+    standard_erm,
+)
+from dplr.calibration import objective_perturbation_calibration
+from dplr.datasets.simulated import make_unseparable
+from dplr.solver import solve_regularized_erm
+
+X, Y = make_unseparable(400, d=4, random_state=0)
+LAM = 0.01
+
+
+def test_objective_perturbation_is_its_noise_then_the_solver():
+    b, cal = objective_perturbation_noise(400, 4, 0.1, LAM, n_draws=5, random_state=3)
+    assert b.shape == (5, 4) and cal == objective_perturbation_calibration(0.1, 400, LAM)
+    W = solve_regularized_erm(X, Y, LAM, b=b, delta=cal.delta).coef
+    np.testing.assert_array_equal(objective_perturbation(X, Y, 0.1, LAM, n_draws=5, random_state=3), W)
+    # the same noise passed in: the same classifiers
+    np.testing.assert_array_equal(objective_perturbation(X, Y, 0.1, LAM, noise=b), W)
+
+
+def test_sensitivity_method_is_the_minimiser_plus_its_noise():
+    eta, cal = sensitivity_method_noise(400, 4, 0.5, LAM, n_draws=3, random_state=4)
+    W, cal2 = sensitivity_method(X, Y, 0.5, LAM, n_draws=3, random_state=4, return_calibration=True)
+    np.testing.assert_array_equal(W, standard_erm(X, Y, LAM) + eta)
+    assert cal == cal2 and cal.noise_rate == pytest.approx(400 * LAM * 0.5 / 2)
+
+
+def test_an_epsilon_array_solves_one_problem_per_value_with_its_own_calibration():
+    epsilons = [0.01, 1.0, 0.05, 1.0]  # Delta > 0 for the small ones at n lam = 4
+    streams = [np.random.default_rng(s) for s in range(4)]
+    W, cals = objective_perturbation(X, Y, epsilons, LAM, random_state=streams, return_calibration=True)
+    assert W.shape == (4, 4) and [c.epsilon for c in cals] == epsilons and cals[0].delta > 0 == cals[1].delta
+    for j, eps in enumerate(epsilons):
+        single = objective_perturbation(X, Y, eps, LAM, random_state=np.random.default_rng(j))
+        # both solve to gradient norm 1e-8 of a lam-strongly convex objective: |difference| <= 2e-8 / lam
+        np.testing.assert_allclose(W[j], single, rtol=0, atol=2e-8 / LAM)
+    with pytest.raises(ValueError, match="n_draws"):
+        objective_perturbation(X, Y, epsilons, LAM, n_draws=2)
+    with pytest.raises(ValueError, match="random states"):
+        objective_perturbation(X, Y, epsilons, LAM, random_state=streams[:2])
+
+
+def test_inputs_are_checked_once_at_the_boundary():
+    far = X * 2.0
+    for algorithm in (sensitivity_method, objective_perturbation):
+        with pytest.raises(ValueError, match="Euclidean norm"):
+            algorithm(far, Y, 0.1, LAM, random_state=0)
+        with pytest.raises(ValueError, match="epsilon"):
+            algorithm(X, Y, -0.1, LAM, random_state=0)
+        with pytest.raises(ValueError, match="lam"):
+            algorithm(X, Y, 0.1, 0.0, random_state=0)
+    with pytest.raises(ValueError, match="-1, \\+1"):
+        standard_erm(X, (Y > 0).astype(float), LAM)
+    # check_input=False is for callers that checked the data themselves: nothing is checked twice
+    assert objective_perturbation(far, Y, 0.1, LAM, random_state=0, check_input=False).shape == (4,)

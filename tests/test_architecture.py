@@ -1,0 +1,134 @@
+"""The package's layout, as ARCHITECTURE.md states it, checked on the source: imports run one way only.
+
+Layers, from the bottom: the **core** (``dplr/*.py`` and ``dplr/solver/``) imports only the core;
+**analysis** (``dplr/analysis/``) and **datasets** (``dplr/datasets/``) import the core and themselves;
+**replication** (``dplr/replication/``) imports all of them, and its two studies (``paper/``, ``thesis/``)
+do not import each other (what they share lives in ``dplr/replication/``); only the command line
+(``dplr/replication/cli.py``, ``dplr/__main__.py``) may use both. Every import counts -- at module level
+or inside a function. Besides: no private name is imported from another module, an import inside a
+function is an optional heavy dependency (or a dplr module that imports one) with a comment saying so, and a module longer than about 400
+lines says at its top why.
+"""
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "dplr"
+LONG = 420  # "about 400 lines"
+
+#: layer -> the layers it may import
+ALLOWED = {
+    "core": {"core"},
+    "analysis": {"core", "analysis"},
+    "datasets": {"core", "datasets"},
+    "replication": {"core", "analysis", "datasets", "replication"},
+    "paper": {"core", "analysis", "datasets", "replication", "paper"},
+    "thesis": {"core", "analysis", "datasets", "replication", "thesis"},
+    "entry": {"core", "analysis", "datasets", "replication", "paper", "thesis", "entry"},
+}
+ENTRY_POINTS = {"dplr.__main__", "dplr.replication.cli"}
+
+
+def layer(module):
+    """The layer of a dotted module name inside dplr."""
+    parts = module.split(".")
+    if module in ENTRY_POINTS:
+        return "entry"
+    if len(parts) >= 3 and parts[1] == "replication" and parts[2] in ("paper", "thesis"):
+        return parts[2]
+    if len(parts) >= 2 and parts[1] in ("analysis", "datasets", "replication"):
+        return parts[1]
+    return "core"
+
+
+def module_name(path):
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(tree):
+    """``(node, imported module, imported names, inside a function)`` for every import in ``tree``."""
+    found = []
+
+    def visit(node, in_function):
+        for child in ast.iter_child_nodes(node):
+            inside = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    found.append((child, alias.name, (), in_function))
+            elif isinstance(child, ast.ImportFrom):
+                names = tuple(alias.name for alias in child.names)
+                found.append((child, child.module or "", names, in_function))
+                if child.module and child.module.startswith("dplr"):
+                    # `from dplr.replication import thesis` imports the module dplr.replication.thesis
+                    found.extend((child, f"{child.module}.{name}", (), in_function) for name in names)
+            visit(child, inside)
+
+    visit(tree, False)
+    return found
+
+
+def violations(module, source):
+    """Every rule this module's source breaks, as readable strings."""
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    problems = []
+    for node, target, names, in_function in imports(tree):
+        if target.startswith("dplr.") or target == "dplr":
+            if layer(target) not in ALLOWED[layer(module)] and target != "dplr":
+                problems.append(f"{module} ({layer(module)}) imports {target} ({layer(target)}), line {node.lineno}")
+            private = [n for n in names if n.startswith("_") and n != "__version__"]
+            if private and target != module:
+                problems.append(f"{module} imports the private {private} from {target}, line {node.lineno}")
+        if in_function and "imported here" not in lines[node.lineno - 1]:
+            problems.append(f"{module} imports {target} inside a function without saying why "
+                            f"('# imported here: ...'), line {node.lineno}")
+    docstring = ast.get_docstring(tree) or ""
+    if len(lines) > LONG and "400 lines" not in docstring:
+        problems.append(f"{module} has {len(lines)} lines and no reason at its top")
+    return problems
+
+
+def modules():
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_module_follows_the_architecture(path):
+    assert violations(module_name(path), path.read_text()) == []
+
+
+def test_every_module_is_in_a_known_layer_and_the_layers_are_all_used():
+    seen = {layer(module_name(path)) for path in modules()}
+    assert seen == set(ALLOWED)
+
+
+@pytest.mark.parametrize("module, source, expected", [
+    ("dplr.algorithms", "from dplr.analysis.audit import audit\n", "imports dplr.analysis.audit"),
+    ("dplr.solver.batched", "def f():\n    import dplr.replication.runner\n", "imports dplr.replication.runner"),
+    ("dplr.analysis.audit", "from dplr.replication import verdicts\n", "imports dplr.replication.verdicts"),
+    ("dplr.datasets.adult", "from dplr.analysis import lasso\n", "imports dplr.analysis.lasso"),
+    ("dplr.replication.thesis.cells", "from dplr.replication.paper.protocol import Task\n",
+     "imports dplr.replication.paper.protocol"),
+    ("dplr.replication.paper.study", "def f():\n    from dplr.replication.thesis import cells\n",
+     "imports dplr.replication.thesis"),
+    ("dplr.tuning", "from dplr.algorithms import _check\n", "private ['_check']"),
+    ("dplr.tuning", "def f():\n    import scipy\n", "without saying why"),
+    ("dplr.replication.cli", "def f():\n    from dplr.replication import figures\n", "without saying why"),
+    ("dplr.tuning", '"""Short."""\n' + "x = 1\n" * 500, "no reason at its top"),
+])
+def test_the_checks_catch_a_wrong_import(module, source, expected):
+    # The rules above are only worth something if they can fail: each of these breaks one.
+    assert any(expected in problem for problem in violations(module, source))
+
+
+def test_the_checks_accept_what_is_allowed():
+    assert violations("dplr.replication.thesis.cells", "from dplr.analysis.lasso import l1_logistic_regression\n"
+                      "from dplr.replication.runner import run_calls\nfrom dplr.algorithms import standard_erm\n") == []
+    assert violations("dplr.replication.cli", "from dplr.replication.paper import study\n"
+                      "from dplr.replication.thesis import study as t\n") == []
+    assert violations("dplr.datasets.adult", "def f():\n    import ucimlrepo  # imported here: optional\n") == []
+    assert violations("dplr.replication.cli", "def f():\n    from dplr.replication import figures  # imported here: "
+                      "it needs matplotlib\n") == []
+    assert violations("dplr.solver.batched", '"""Why: over 400 lines because ..."""\n' + "x = 1\n" * 500) == []
