@@ -122,8 +122,11 @@ def objective_perturbation_calibration(epsilon, n, lam, curvature=0.25, lipschit
     r"""Calibrate Algorithm 2.
 
     ``form="nips2008"`` (NIPS 2008, Algorithm 2): :math:`b \propto e^{-\varepsilon\lVert b\rVert/2}`,
-    :math:`\Delta = 0`. Its privacy proof omits the Jacobian of the map :math:`w \mapsto b`, and the
-    mechanism is *not* ε-DP when :math:`n\lambda` is small (see the theory chapters).
+    :math:`\Delta = 0`. Its privacy proof omits the Jacobian of the map :math:`w \mapsto b`. With the
+    logistic loss the mechanism is nevertheless ε-DP when :math:`n\lambda \ge 2/\varepsilon` (the coupled
+    bound, :func:`dplr.analysis.objective_perturbation_search.coupled_privacy_bound`); below that it is not ε-DP
+    once :math:`\lambda` is small enough, and with the Huber loss it is not ε-DP at any :math:`n\lambda` (theory
+    chapter on objective perturbation).
 
     ``form="corrected"`` (JMLR 2011, Algorithm 2), with :math:`c` the bound on :math:`\ell''`:
 

@@ -55,14 +55,15 @@ def test_algorithm1_supremum_is_beta_times_distance_and_at_most_epsilon():
     pair, lam = _pair(n=20), 0.05
     value, t_star = sensitivity_method_max_privacy_loss(pair, EPS, lam)
     w, wp = standard_erm(pair.X, pair.y, lam), standard_erm(pair.X_prime, pair.y_prime, lam)
-    beta = pair.n * lam * EPS / 2
+    beta = pair.n * lam * EPS / 2  # the paper's rate, written out independently of the library's calibration
     assert value == pytest.approx(beta * np.linalg.norm(w - wp), rel=1e-12)
-    assert value <= EPS * np.linalg.norm(w - wp) / sensitivity_bound(pair.n, lam) + 1e-15
-    assert value <= EPS
-    # The closed-form loss attains the supremum at t_star and never exceeds it on a wide grid.
+    assert value <= EPS  # Corollary 2 on this pair: the two minimisers are at most 2/(n lambda) apart
+    # attained at t_star: the ratio of the two output densities (normalised separately) equals the value there
+    from dplr.mechanisms import vector_laplace_log_density
+    at_star = vector_laplace_log_density(t_star - w, beta) - vector_laplace_log_density(t_star - wp, beta)
+    assert at_star == pytest.approx(value, rel=1e-9)
     assert sensitivity_method_privacy_loss(t_star, pair, EPS, lam) == pytest.approx(value, rel=1e-9)
-    grid = w + output_grid(2, radii=np.geomspace(1e-4, 1e3, 200), n_angles=90)
-    assert np.max(np.abs(sensitivity_method_privacy_loss(grid, pair, EPS, lam))) <= value * (1 + 1e-12)
+    # (the law of the sampler itself is tested on half-spaces in tests/test_sampling_checks.py)
 
 
 def test_perturbation_map_inverts_the_solver():

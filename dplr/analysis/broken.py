@@ -13,7 +13,9 @@ them as ``from dplr.analysis import broken``. Each is built from the library's o
   (the wording of NIPS 2008, Section 2, and of the thesis); actual loss :math:`\sqrt{d+1}\,\varepsilon`,
   :math:`\sqrt2\,\varepsilon` in one dimension.
 * :func:`nips2008_objective_perturbation` -- Algorithm 2 as printed in NIPS 2008, whose proof leaves out
-  the Jacobian term, at small :math:`n\lambda`; actual loss up to :math:`\varepsilon + \log(1 + c/(n\lambda))`.
+  the Jacobian term, at small :math:`n\lambda`; actual loss up to the coupled bound of
+  :mod:`dplr.objective_perturbation_search` (logistic loss: above ε only for :math:`n\lambda < 2/\varepsilon`),
+  and up to :math:`\varepsilon + \log(1 + c/(n\lambda))` with the Huber loss.
 * :class:`L1SensitivityMethod` -- Algorithm 1 on L1-regularised ERM with the L2 sensitivity bound
   :math:`2/(n\lambda)`; the actual loss does not shrink with :math:`n`.
 """
@@ -100,8 +102,11 @@ def nips2008_objective_perturbation(epsilon, lam, loss="logistic") -> ObjectiveP
 
     Its privacy proof bounds only the noise term of the privacy loss and leaves out the Jacobian of the
     map from the noise :math:`b` to the output :math:`w`; the Jacobian ratio can reach
-    :math:`1 + c/(n\lambda)` (:mod:`dplr.analysis.privacy_loss`). The library keeps this form for replication; this
-    alias only names it as the broken variant. ``max_privacy_loss(pair)`` computes the exact loss.
+    :math:`1 + c/(n\lambda)` (:mod:`dplr.analysis.privacy_loss`). With the logistic loss it is broken exactly below
+    :math:`n\lambda = 2/\varepsilon` (for small enough :math:`\lambda`; proven ε-DP above,
+    :func:`dplr.analysis.objective_perturbation_search.nips2008_private_threshold`), with the Huber loss at every
+    :math:`n\lambda`. The library keeps this form for replication; this alias only names it as the broken
+    variant. ``max_privacy_loss(pair)`` computes the exact loss on one pair, maximised over the outputs.
     """
     return ObjectivePerturbationMechanism(epsilon, lam, form="nips2008", loss=loss)
 

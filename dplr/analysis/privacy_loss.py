@@ -53,8 +53,12 @@ Worst case over the replaced record
     (:func:`dplr.analysis.privacy_loss_search.worst_case_objective_perturbation_privacy_loss`).
 
 The maximisations over :math:`w` are numerical (:mod:`dplr.analysis.privacy_loss_search`): they
-return a value attained at an explicit :math:`w`, i.e. a lower bound on the supremum that is exact up
-to the search. :func:`objective_perturbation_privacy_bound` gives the matching proven upper bounds.
+return a value attained at an explicit :math:`w`, i.e. a lower bound on the supremum over the outputs (and,
+for the worst case over the replaced record, with the shared records *fixed*). They are not worst cases over
+all neighbouring pairs: :func:`dplr.analysis.objective_perturbation_search.search_privacy_loss` also searches
+the shared records. Upper bounds come from proofs: :func:`objective_perturbation_privacy_bound` (the bounds of
+the Jacobian-ratio lemma) and the sharper
+:func:`dplr.analysis.objective_perturbation_search.coupled_privacy_bound`.
 """
 
 from __future__ import annotations

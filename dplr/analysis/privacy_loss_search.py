@@ -254,6 +254,9 @@ def worst_case_objective_perturbation_privacy_loss(X_shared, y_shared, epsilon, 
     records are mirror-symmetric (the rows of :math:`-U` are those of :math:`U`, e.g. all at the origin), every
     optimum has a mirror image :math:`(-w, -u, -u')` with the same loss; the search reports the one whose :math:`w`
     has a positive first non-zero entry, so that rounding cannot pick a different one on another machine.
+
+    The value is a lower bound on the supremum *for these shared records*; the worst case over all pairs of
+    the same size can be much larger (:func:`dplr.analysis.objective_perturbation_search.search_privacy_loss`).
     """
     loss = get_loss(loss, huber_h)
     X_shared = np.asarray(X_shared, dtype=float)
