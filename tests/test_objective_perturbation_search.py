@@ -11,6 +11,7 @@ from dplr.analysis.objective_perturbation_search import (
     limit_construction,
     nips2008_private_threshold,
     search_privacy_loss,
+    worst_case_from_dict,
 )
 from dplr.analysis.privacy_loss import objective_perturbation_privacy_bound, objective_perturbation_privacy_loss
 
@@ -160,6 +161,24 @@ def test_search_finds_the_nips2008_violation_in_two_and_three_dimensions(searche
         r = searched[d][0]
         assert r.value > 1.4 * r.epsilon
         assert r.value > 0.95 * r.upper_bound
+
+
+def test_a_recorded_worst_case_is_recomputed_not_read(searched):
+    import json
+
+    r = searched[2][0]
+    text = json.dumps(r.to_dict())
+    assert "value" not in json.loads(text)  # a record carries the configuration, never the loss
+    again = worst_case_from_dict(json.loads(text))
+    assert (again.value, again.noise, again.jacobian, again.upper_bound) == (r.value, r.noise, r.jacobian,
+                                                                           r.upper_bound)
+    moved = json.loads(text)
+    moved["w"] = (np.array(moved["w"]) * 1.5).tolist()  # another output: another (recomputed) loss
+    assert worst_case_from_dict(moved).value != r.value
+    too_many = json.loads(text)
+    too_many["multiplicity"] = [r.n, 0]
+    with pytest.raises(ValueError, match="do not fit"):
+        worst_case_from_dict(too_many)
 
 
 def test_canonical_representative_keeps_the_value(searched):

@@ -39,7 +39,9 @@ gradient); split apart, each part would import the others' private helpers.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -57,6 +59,9 @@ __all__ = [
     "WorstCase",
     "anchored_loss_and_gradient",
     "search_privacy_loss",
+    "evaluate_worst_case",
+    "worst_case_from_dict",
+    "pin_worst_cases",
     "limit_construction",
     "huber_attaining_pair",
 ]
@@ -387,6 +392,13 @@ class WorstCase:
         """The neighbouring pair :math:`(D, D')` as arrays of ``n`` rows."""
         return _build_pair(self.n, self.anchors, self.multiplicity, self.record, self.record_prime)
 
+    def to_dict(self) -> dict:
+        """The configuration as plain JSON types (floats round-trip exactly); the values are left out, since
+        :func:`worst_case_from_dict` recomputes them."""
+        return {"n": self.n, "lam": self.lam, "epsilon": self.epsilon, "form": self.form, "loss": self.loss,
+                "w": self.w.tolist(), "anchors": self.anchors.tolist(), "multiplicity": self.multiplicity.tolist(),
+                "record": self.record.tolist(), "record_prime": self.record_prime.tolist()}
+
     def canonical(self) -> "WorstCase":
         r"""The same configuration rotated (and reflected) so that :math:`w = \lVert w\rVert e_1` and ``record`` has
         non-negative coordinates 2..d after the first (its component orthogonal to :math:`w` along :math:`+e_2`).
@@ -532,14 +544,69 @@ def search_privacy_loss(settings, d, loss="logistic", huber_h=0.5, n_groups=2, n
         for i, (n, lam, eps, form) in enumerate(settings):
             candidates = np.flatnonzero(owner == i)
             row = candidates[np.argmax(np.where(np.isfinite(values[candidates]), values[candidates], -np.inf))]
-            anchors = _inside_ball(config.anchors[row])
-            u, up = _inside_ball(config.record[row]), _inside_ball(config.record_prime[row])
-            pair = _build_pair(n, anchors, fixed[row], u, up)
-            terms = objective_perturbation_privacy_loss(config.w[row], pair, eps, lam, loss, form)
-            results.append(WorstCase(n, lam, eps, form, loss.name, float(terms.total), float(terms.noise),
-                                      float(terms.jacobian), coupled_privacy_bound(eps, n, lam, loss, form),
-                                      config.w[row].copy(), anchors, fixed[row].astype(int), u, up))
+            results.append(evaluate_worst_case(n, lam, eps, form, loss, config.w[row], config.anchors[row],
+                                               fixed[row], config.record[row], config.record_prime[row]))
     return results
+
+
+def evaluate_worst_case(n, lam, epsilon, form, loss, w, anchors, multiplicity, record, record_prime,
+                        huber_h=0.5) -> WorstCase:
+    r"""The :class:`WorstCase` of one explicit configuration: its pair of ``n`` records built and its loss at ``w``
+    computed exactly (:func:`dplr.analysis.privacy_loss.objective_perturbation_privacy_loss`).
+
+    Records and anchors are first scaled into the unit ball as computed in floating point (a no-op for a
+    configuration that came out of this function), so the pair is a valid input of Algorithm 2. Used by
+    :func:`search_privacy_loss` for its results and by :func:`worst_case_from_dict` for recorded ones: the value
+    of a recorded pair is never read from the record, it is recomputed.
+    """
+    loss = get_loss(loss, huber_h)
+    n = int(n)
+    w = np.array(w, dtype=float)
+    anchors = _inside_ball(np.array(anchors, dtype=float).reshape(-1, w.shape[0]))
+    multiplicity = np.asarray(multiplicity).astype(int)
+    if multiplicity.sum() > n - 1 or np.any(multiplicity < 0):
+        raise ValueError(f"multiplicities {multiplicity.tolist()} do not fit in {n - 1} shared records.")
+    u, up = _inside_ball(np.array(record, dtype=float)), _inside_ball(np.array(record_prime, dtype=float))
+    pair = _build_pair(n, anchors, multiplicity, u, up)
+    terms = objective_perturbation_privacy_loss(w, pair, epsilon, lam, loss, form)
+    return WorstCase(n, float(lam), float(epsilon), form, loss.name, float(terms.total), float(terms.noise),
+                     float(terms.jacobian), coupled_privacy_bound(epsilon, n, lam, loss, form), w, anchors,
+                     multiplicity, u, up)
+
+
+def worst_case_from_dict(record: dict, huber_h=0.5) -> WorstCase:
+    """A :class:`WorstCase` from :meth:`WorstCase.to_dict`: the configuration is read, its loss recomputed."""
+    return evaluate_worst_case(record["n"], record["lam"], record["epsilon"], record["form"], record["loss"],
+                               record["w"], record["anchors"], record["multiplicity"], record["record"],
+                               record["record_prime"], huber_h=record.get("huber_h", huber_h))
+
+
+def pin_worst_cases(live, path, tolerance, record=False) -> list[WorstCase]:
+    r"""The recorded worst cases for the settings of ``live`` (a :func:`search_privacy_loss` result), checked against it.
+
+    A search is a long floating-point computation: on another CPU or BLAS build its path differs and it may stop
+    at slightly different pairs. To print results every machine reproduces, a chapter shows the pairs recorded
+    in ``path`` (a JSON list of :meth:`WorstCase.to_dict`), each one's loss recomputed here from its records and
+    output (:func:`worst_case_from_dict`), so that every value shown is the exact loss of an explicit pair -- a
+    lower bound on the supremum, wherever the pair came from. The search run here must agree with the record:
+    same settings in the same order, and every value within ``tolerance``:math:`\cdot\varepsilon` of the
+    recorded one, else :class:`AssertionError` (re-record after a change of the search). ``record=True`` writes
+    ``live`` to ``path`` first.
+    """
+    path = Path(path)
+    if record:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps([case.to_dict() for case in live], indent=None) + "\n")
+    pinned = [worst_case_from_dict(entry) for entry in json.loads(path.read_text())]
+    keys = [(c.n, c.lam, c.epsilon, c.form, c.loss, c.d) for c in pinned]
+    if keys != [(c.n, c.lam, c.epsilon, c.form, c.loss, c.d) for c in live]:
+        raise AssertionError(f"{path} records other settings than this search: re-record it (record=True).")
+    gaps = [abs(a.value - b.value) / a.epsilon for a, b in zip(live, pinned)]
+    worst = int(np.argmax(gaps))
+    if gaps[worst] > tolerance:
+        raise AssertionError(f"the search found {live[worst].value:.6g} for {keys[worst]}, the record {pinned[worst].value:.6g}: "
+                             f"more than {tolerance} epsilon apart; re-record {path} if the search changed (record=True).")
+    return pinned
 
 
 # ----------------------------------------------------------------------------------------------
