@@ -9,7 +9,16 @@ exact analyses (:mod:`dplr.analysis`). All three want the same two things, provi
 * :func:`one_blas_thread` (a context manager and decorator): BLAS limited to one thread. Their
   matrix products are small, where BLAS's own threads cost far more in start-up and spinning than
   they save (and stall badly on a busy machine);
-* :func:`thread_map`: a function over items on up to ``n_threads`` threads, results in order.
+* :func:`thread_map`: a function over items on up to ``n_threads`` threads, results in order;
+* :func:`single_threaded`: one worker's worth of work -- BLAS and the solver on one thread each -- for a
+  serial run of many tasks (``python -m dplr reproduce --workers 1``), so that it does not oversubscribe
+  the cores it shares and is at least as fast per core as several worker processes.
+
+BLAS's thread count is a process-wide setting, so the limit is shared: the first caller (on any thread)
+sets it to one, later callers only count themselves in, and the last one out restores what was there
+before (a lock guards the count). Concurrent fits from several user threads therefore never undo each
+other's limit, and entering it again inside a limited block costs a counter increment. While any block
+holds it, every BLAS call in the process runs on one thread.
 
 Every result computed on these threads depends only on its own inputs, never on the number of
 threads or the order in which they finish.
@@ -17,19 +26,27 @@ threads or the order in which they finish.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["default_threads", "one_blas_thread", "thread_map"]
+__all__ = ["default_threads", "one_blas_thread", "single_threaded", "thread_map"]
 
 _CONTROLLER = ThreadpoolController()  # inspecting the loaded libraries once is the expensive part
+_LOCK = threading.Lock()
+_HOLDERS = 0  # blocks inside one_blas_thread, on any thread
+_LIMITER = None  # threadpoolctl's limiter, holding the limits from before the first block
+_THREADS = contextvars.ContextVar("dplr_threads", default=None)  # set by single_threaded
 
 
 def default_threads() -> int:
-    """Every core, or ``OMP_NUM_THREADS`` when it is set to a smaller positive number."""
+    """Every core, or ``OMP_NUM_THREADS`` when it is set to a smaller positive number; 1 inside :func:`single_threaded`."""
+    if _THREADS.get() is not None:
+        return _THREADS.get()
     cores = os.cpu_count() or 1
     try:
         return max(1, min(cores, int(os.environ.get("OMP_NUM_THREADS", cores))))
@@ -38,13 +55,24 @@ def default_threads() -> int:
 
 
 class _OneBlasThread(contextlib.ContextDecorator):
+    """The shared, counted limit (module docstring)."""
+
     def __enter__(self):
-        self._limit = _CONTROLLER.limit(limits=1, user_api="blas")
-        self._limit.__enter__()
+        global _HOLDERS, _LIMITER
+        with _LOCK:
+            if _HOLDERS == 0:
+                _LIMITER = _CONTROLLER.limit(limits=1, user_api="blas")
+            _HOLDERS += 1
         return self
 
     def __exit__(self, *exc):
-        return self._limit.__exit__(*exc)
+        global _HOLDERS, _LIMITER
+        with _LOCK:
+            _HOLDERS -= 1
+            if _HOLDERS == 0:
+                _LIMITER.restore_original_limits()
+                _LIMITER = None
+        return False
 
 
 def one_blas_thread(func=None):
@@ -58,6 +86,17 @@ def one_blas_thread(func=None):
             return func(*args, **kwargs)
 
     return wrapper
+
+
+@contextlib.contextmanager
+def single_threaded():
+    """BLAS on one thread and :func:`default_threads` = 1 (in this context) for the whole block: one worker."""
+    token = _THREADS.set(1)
+    try:
+        with _OneBlasThread():
+            yield
+    finally:
+        _THREADS.reset(token)
 
 
 def thread_map(function, items, n_threads):

@@ -5,7 +5,8 @@ randomness from its own stream, addressed by the task's content (:mod:`dplr.repl
 never from the worker, the order of execution or a global state. So where a task runs cannot
 change what it returns, and :func:`run_calls` may run the list anywhere:
 
-* ``n_jobs=1``: in this process, in order;
+* ``n_jobs=1``: in this process, in order, on one thread (BLAS and the solver:
+  :func:`dplr.threads.single_threaded`, entered once for the whole list) -- one worker, like each of the others;
 * ``n_jobs > 1``: on joblib's loky worker processes on this machine;
 * inside :func:`use_scheduler` (or with ``client=``): on a Dask cluster through
   ``distributed.Client(address)``, e.g. a scheduler started with ``dask scheduler`` and workers with
@@ -32,6 +33,8 @@ import contextvars
 import sys
 
 from joblib import Parallel, delayed
+
+from dplr.threads import single_threaded
 
 __all__ = ["run_calls", "run_call_groups", "use_scheduler", "active_client", "progress"]
 
@@ -99,10 +102,11 @@ def run_calls(calls, n_jobs=1, client=None):
             return _run_dask(client, calls, bar)
         if n_jobs == 1 or len(calls) <= 1:
             results = []
-            for fn, args in calls:
-                results.append(fn(*args))
-                if bar is not None:
-                    bar.update(1)
+            with single_threaded():  # one worker, as a loky or Dask worker is: no oversubscribed cores
+                for fn, args in calls:
+                    results.append(fn(*args))
+                    if bar is not None:
+                        bar.update(1)
             return results
         results = [None] * len(calls)
         for i, result in Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")(
