@@ -13,7 +13,9 @@ change what it returns, and :func:`run_calls` may run the list anywhere:
   ``dask worker tcp://host:8786``. ``n_jobs`` is then ignored; the cluster decides.
 
 Results come back in the order of the calls. Inside :func:`progress` every :func:`run_calls` shows
-a tqdm progress bar (on stderr) that advances as calls finish.
+a tqdm progress bar (on stderr) that advances as calls finish. A study that runs several batches (the
+thesis' second batch depends on the first's results, so its size is not known in advance) shows one bar
+per batch, numbered (``thesis: tasks, batch 2``): a bar's total is fixed when it appears and never jumps.
 
 Example::
 
@@ -70,7 +72,7 @@ def active_client():
 @contextlib.contextmanager
 def progress(label="tasks", enabled=True, file=None):
     """Show a tqdm bar (``label``: its description) for every :func:`run_calls` in this block."""
-    token = _PROGRESS.set({"label": label, "file": file or sys.stderr} if enabled else None)
+    token = _PROGRESS.set({"label": label, "file": file or sys.stderr, "batches": 0} if enabled else None)
     try:
         yield
     finally:
@@ -83,7 +85,8 @@ def _bar(total):
         return None
     from tqdm.auto import tqdm  # imported here: only when a progress bar is shown
 
-    return tqdm(total=total, desc=settings["label"], file=settings["file"], unit="task", dynamic_ncols=True,
+    settings["batches"] += 1
+    return tqdm(total=total, desc=f"{settings['label']}, batch {settings['batches']}", file=settings["file"], unit="task", dynamic_ncols=True,
                 leave=False)
 
 
