@@ -47,16 +47,16 @@ def _check_n(n) -> int:
     return check_positive_integer(n, "n (the number of training records)")
 
 
-def _check_representable(epsilon, noise_rate, delta=0.0):
+def _check_representable(epsilon, n, lam, noise_rate, delta=0.0):
     """Refuse a calibration whose noise scale or Δ overflows what the solver can represent (:data:`MAX_NOISE_SCALE`)."""
     scale = 1.0 / noise_rate if noise_rate > 0 else np.inf
     if scale <= MAX_NOISE_SCALE and delta <= MAX_NOISE_SCALE:  # False for inf and NaN too
         return
     raise ValueError(
-        f"epsilon={epsilon!r} is too small to calibrate in float64: the noise scale 1/beta = {scale!r} and "
-        f"Delta = {delta!r} (at most {MAX_NOISE_SCALE:g} is supported). The released model would be noise of norm "
-        f"about n_features/beta, carrying nothing of the data. Fix: a larger epsilon (or more records n, or a "
-        f"larger lam: Algorithm 1's noise scale is 2/(n*lam*epsilon))."
+        f"The privacy parameters are too small to calibrate in float64 (epsilon={epsilon!r}, n={n!r} records, "
+        f"lam={lam!r}): the noise scale 1/beta = {scale!r} and Delta = {delta!r} (at most {MAX_NOISE_SCALE:g} is supported). The released "
+        f"model would be noise of norm about n_features/beta, carrying nothing of the data. Fix: a larger epsilon "
+        f"(or more records n, or a larger lam: Algorithm 1's noise scale is 2/(n*lam*epsilon))."
     )
 
 
@@ -108,7 +108,7 @@ def sensitivity_method_calibration(n, lam, epsilon, lipschitz=1.0, check_input=T
     if check_input:
         epsilon, n, lam = check_epsilon(epsilon), _check_n(n), check_lambda(lam)
     sensitivity = 2.0 * lipschitz / (n * lam)
-    _check_representable(epsilon, epsilon / sensitivity)
+    _check_representable(epsilon, n, lam, epsilon / sensitivity)
     return SensitivityMethodCalibration(epsilon, sensitivity, epsilon / sensitivity,
                                         2.0 * lipschitz / (n * epsilon * lam))
 
@@ -164,17 +164,18 @@ def objective_perturbation_calibration(epsilon, n, lam, curvature=0.25, lipschit
     if check_input:
         epsilon, n, lam = check_epsilon(epsilon), _check_n(n), check_lambda(lam)
     if form == "nips2008":
-        _check_representable(epsilon, epsilon / (2.0 * lipschitz))
+        _check_representable(epsilon, n, lam, epsilon / (2.0 * lipschitz))
         return ObjectivePerturbationCalibration(form, epsilon, epsilon, 0.0, epsilon / (2.0 * lipschitz))
     if form != "corrected":
         raise ValueError(f"form must be one of {OBJECTIVE_PERTURBATION_FORMS}, got {form!r}.")
-    ratio = curvature / (n * lam)
-    epsilon_prime = epsilon - np.log1p(2.0 * ratio + ratio**2)
+    ratio = np.float64(curvature) / (n * lam)
+    with np.errstate(over="ignore"):  # a tiny n*lam overflows the ratio's square: epsilon' = -inf, Delta > 0 below
+        epsilon_prime = epsilon - np.log1p(2.0 * ratio + ratio**2)
     delta = 0.0
     if epsilon_prime <= 0:
         with np.errstate(over="ignore", divide="ignore"):  # a tiny epsilon overflows Delta: refused below
             delta = curvature / (n * np.expm1(epsilon / 4.0)) - lam
         epsilon_prime = epsilon / 2.0
-    _check_representable(epsilon, float(epsilon_prime) / (2.0 * lipschitz), float(delta))
+    _check_representable(epsilon, n, lam, float(epsilon_prime) / (2.0 * lipschitz), float(delta))
     return ObjectivePerturbationCalibration(form, epsilon, float(epsilon_prime), float(delta),
                                             float(epsilon_prime) / (2.0 * lipschitz))

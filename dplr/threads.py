@@ -29,6 +29,7 @@ import contextlib
 import contextvars
 import functools
 import os
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -36,7 +37,8 @@ from threadpoolctl import ThreadpoolController
 
 __all__ = ["default_threads", "one_blas_thread", "single_threaded", "thread_map"]
 
-_CONTROLLER = ThreadpoolController()  # inspecting the loaded libraries once is the expensive part
+_CONTROLLER = None  # inspecting the loaded libraries (~3 ms) is the expensive part: redone only after imports
+_MODULES_SEEN = -1  # len(sys.modules) when _CONTROLLER was built: an import may have loaded another BLAS
 _LOCK = threading.Lock()
 _HOLDERS = 0  # blocks inside one_blas_thread, on any thread
 _LIMITER = None  # threadpoolctl's limiter, holding the limits from before the first block
@@ -54,6 +56,14 @@ def default_threads() -> int:
         return cores
 
 
+def _controller():
+    """The libraries loaded now (a library loaded after an earlier inspection would escape the limit)."""
+    global _CONTROLLER, _MODULES_SEEN
+    if _CONTROLLER is None or len(sys.modules) != _MODULES_SEEN:
+        _CONTROLLER, _MODULES_SEEN = ThreadpoolController(), len(sys.modules)
+    return _CONTROLLER
+
+
 class _OneBlasThread(contextlib.ContextDecorator):
     """The shared, counted limit (module docstring)."""
 
@@ -61,7 +71,7 @@ class _OneBlasThread(contextlib.ContextDecorator):
         global _HOLDERS, _LIMITER
         with _LOCK:
             if _HOLDERS == 0:
-                _LIMITER = _CONTROLLER.limit(limits=1, user_api="blas")
+                _LIMITER = _controller().limit(limits=1, user_api="blas")
             _HOLDERS += 1
         return self
 
