@@ -18,7 +18,11 @@ BLAS's thread count is a process-wide setting, so the limit is shared: the first
 sets it to one, later callers only count themselves in, and the last one out restores what was there
 before (a lock guards the count). Concurrent fits from several user threads therefore never undo each
 other's limit, and entering it again inside a limited block costs a counter increment. While any block
-holds it, every BLAS call in the process runs on one thread.
+holds it, every BLAS call in the process runs on one thread. One caveat is OpenBLAS's, not ours: it ignores
+a request to *raise* its thread count made from a thread other than the main one (seen with OpenBLAS 0.3.31), so
+when the last block to leave runs on another thread, BLAS may stay on one thread until a block next ends on the
+main thread, which restores the limits from before the first block (a serial run on the main thread, or
+``with one_blas_thread():`` around a pool of fits, avoids the wait).
 
 Every result computed on these threads depends only on its own inputs, never on the number of
 threads or the order in which they finish.
@@ -42,6 +46,7 @@ _MODULES_SEEN = -1  # len(sys.modules) when _CONTROLLER was built: an import may
 _LOCK = threading.Lock()
 _HOLDERS = 0  # blocks inside one_blas_thread, on any thread
 _LIMITER = None  # threadpoolctl's limiter, holding the limits from before the first block
+_APPLIED = None  # the limiter of the current limit (kept alive while it holds)
 _THREADS = contextvars.ContextVar("dplr_threads", default=None)  # set by single_threaded
 
 
@@ -68,20 +73,26 @@ class _OneBlasThread(contextlib.ContextDecorator):
     """The shared, counted limit (module docstring)."""
 
     def __enter__(self):
-        global _HOLDERS, _LIMITER
+        global _HOLDERS, _LIMITER, _APPLIED
         with _LOCK:
             if _HOLDERS == 0:
-                _LIMITER = _controller().limit(limits=1, user_api="blas")
+                applied = _controller().limit(limits=1, user_api="blas")
+                # the original limits are the ones before the first block whose restore has not yet taken effect
+                _LIMITER = _LIMITER or applied
+                _APPLIED = applied
             _HOLDERS += 1
         return self
 
     def __exit__(self, *exc):
-        global _HOLDERS, _LIMITER
+        global _HOLDERS, _LIMITER, _APPLIED
         with _LOCK:
             _HOLDERS -= 1
             if _HOLDERS == 0:
                 _LIMITER.restore_original_limits()
-                _LIMITER = None
+                _APPLIED = None
+                if threading.current_thread() is threading.main_thread():
+                    _LIMITER = None
+                # else: OpenBLAS may have ignored the raise (module docstring); the main thread restores later
         return False
 
 

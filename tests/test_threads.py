@@ -12,35 +12,48 @@ def _blas_threads():
 
 
 def test_a_thread_leaving_its_limit_does_not_lift_another_threads_limit():
+    # the main thread holds the limit; a user thread enters and leaves it while the main thread still
+    # computes: before the count, the user thread's exit restored the original limits under the main thread
     before = _blas_threads()
     assert before, "no BLAS library loaded"
-    a_inside, b_inside, a_left, b_checked = (threading.Event() for _ in range(4))
     seen = {}
 
-    def first():
+    def user_thread():
         with one_blas_thread():
-            a_inside.set()
-            b_inside.wait(10)
-        a_left.set()
+            seen["inside"] = _blas_threads()
 
-    def second():
-        a_inside.wait(10)
+    with one_blas_thread():
+        worker = threading.Thread(target=user_thread)
+        worker.start()
+        worker.join(20)
+        seen["after the other left"] = _blas_threads()
+        np.ones((50, 50)) @ np.ones((50, 50))
+    assert set(seen["inside"]) == {1} and set(seen["after the other left"]) == {1}
+    assert _blas_threads() == before  # the last one out (here the main thread) restored the original limits
+
+
+def test_the_first_holder_leaving_first_does_not_lift_the_limit_of_the_one_still_inside():
+    # the main thread enters, a user thread enters, the main thread leaves first: before the count, the main
+    # thread's exit restored the original limits under the user thread
+    before = _blas_threads()
+    inside, main_left = threading.Event(), threading.Event()
+    seen = {}
+
+    def user_thread():
         with one_blas_thread():
-            b_inside.set()
-            a_left.wait(10)
-            seen["after the other left"] = _blas_threads()
-            np.ones((50, 50)) @ np.ones((50, 50))
-        b_checked.set()
+            inside.set()
+            main_left.wait(20)
+            seen["after the main thread left"] = _blas_threads()
 
-    threads = [threading.Thread(target=first), threading.Thread(target=second)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(20)
-    assert b_checked.is_set()
-    assert set(seen["after the other left"]) == {1}
-    with one_blas_thread():  # the count is back to zero: this block sets the limit and restores it
-        assert set(_blas_threads()) == {1}
+    with one_blas_thread():
+        worker = threading.Thread(target=user_thread)
+        worker.start()
+        assert inside.wait(20)
+    main_left.set()
+    worker.join(20)
+    assert set(seen["after the main thread left"]) == {1}
+    with one_blas_thread():  # a block ending on the main thread restores the limits from before the first block
+        pass
     assert _blas_threads() == before
 
 
