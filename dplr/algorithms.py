@@ -26,7 +26,14 @@ import numpy as np
 from dplr.calibration import objective_perturbation_calibration, sensitivity_method_calibration
 from dplr.losses import get_loss
 from dplr.solver import solve_regularized_erm
-from dplr.validation import check_epsilon, check_lambda, check_random_state, check_training_data
+from dplr.validation import (
+    check_epsilon,
+    check_lambda,
+    check_positive_integer,
+    check_random_state,
+    check_tolerance,
+    check_training_data,
+)
 
 __all__ = [
     "standard_erm",
@@ -37,15 +44,22 @@ __all__ = [
 ]
 
 
-def standard_erm(X, y, lam, loss="logistic", huber_h=0.5, tol=1e-8, check_input=True):
+def standard_erm(X, y, lam, loss="logistic", huber_h=0.5, tol=1e-8, check_input=True, max_iter=100):
     r"""Non-private :math:`w^* = \arg\min_w \frac\lambda2\lVert w\rVert^2 + \frac1n\sum_i\ell(y_i w^\top x_i)`.
 
+    ``tol`` and ``max_iter`` are the solver's (:func:`~dplr.solver.solve_regularized_erm`).
     ``check_input=False`` skips the checks of ``X`` and ``y`` (for callers that made them).
     """
     if check_input:
         X, y = check_training_data(X, y)
     lam = check_lambda(lam)
-    return solve_regularized_erm(X, y, lam, get_loss(loss, huber_h), tol=tol, check_input=False).coef
+    tol, max_iter = _check_solver_options(tol, max_iter)
+    return solve_regularized_erm(X, y, lam, get_loss(loss, huber_h), tol=tol, max_iter=max_iter,
+                                 check_input=False).coef
+
+
+def _check_solver_options(tol, max_iter):
+    return check_tolerance(tol), check_positive_integer(max_iter, "max_iter")
 
 
 def sensitivity_method_noise(n, dim, epsilon, lam, loss="logistic", huber_h=0.5, n_draws=None, random_state=None,
@@ -63,7 +77,7 @@ def sensitivity_method_noise(n, dim, epsilon, lam, loss="logistic", huber_h=0.5,
 
 
 def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws=None, random_state=None,
-                       tol=1e-8, return_calibration=False, check_input=True):
+                       tol=1e-8, return_calibration=False, check_input=True, max_iter=100):
     r"""Algorithm 1 (NIPS 2008): :math:`w^* + \eta`, :math:`h(\eta) \propto e^{-\frac{n\lambda\varepsilon}{2}\lVert\eta\rVert}`.
 
     ε-DP for :math:`\lVert x_i\rVert \le 1` and any loss with :math:`|\ell'| \le 1` (Theorem 1).
@@ -75,8 +89,9 @@ def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws
     if check_input:
         X, y = check_training_data(X, y)
     epsilon, lam = check_epsilon(epsilon), check_lambda(lam)
+    tol, max_iter = _check_solver_options(tol, max_iter)
     loss = get_loss(loss, huber_h)
-    w_star = solve_regularized_erm(X, y, lam, loss, tol=tol, check_input=False).coef
+    w_star = solve_regularized_erm(X, y, lam, loss, tol=tol, max_iter=max_iter, check_input=False).coef
     eta, calibration = sensitivity_method_noise(X.shape[0], X.shape[1], epsilon, lam, loss, n_draws=n_draws,
                                                 random_state=rng, check_input=False)
     coef = w_star + eta
@@ -132,6 +147,7 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
         X, y = check_training_data(X, y)
     loss = get_loss(loss, huber_h)
     lam = check_lambda(lam)
+    tol = check_tolerance(tol)
     n, d = X.shape
     per_problem = np.ndim(epsilon) == 1
     epsilons = [check_epsilon(e) for e in np.atleast_1d(epsilon)]
@@ -152,6 +168,8 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
                        for cal, rs in zip(calibrations, streams)])
     delta = np.array([cal.delta for cal in calibrations]) if per_problem else calibrations[0].delta
     options = dict(solver_options or {})
+    if "max_iter" in options:
+        options["max_iter"] = check_positive_integer(options["max_iter"], "max_iter")
     coef = solve_regularized_erm(X, y, lam, loss, b=b, delta=delta, tol=tol, check_input=False, **options).coef
     if return_calibration:
         return coef, (tuple(calibrations) if per_problem else calibrations[0])

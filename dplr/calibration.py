@@ -24,6 +24,7 @@ from dplr.mechanisms import VectorLaplace
 from dplr.validation import check_epsilon, check_lambda, check_positive_integer
 
 __all__ = [
+    "MAX_NOISE_SCALE",
     "OBJECTIVE_PERTURBATION_FORMS",
     "SensitivityMethodCalibration",
     "ObjectivePerturbationCalibration",
@@ -35,9 +36,28 @@ __all__ = [
 
 OBJECTIVE_PERTURBATION_FORMS = ("corrected", "nips2008")
 
+#: Largest noise scale :math:`1/\beta` and :math:`\Delta` a calibration returns. Beyond it the noise (of
+#: norm about :math:`d/\beta`) swamps any model, and its square -- the objective's
+#: :math:`\frac{\lambda+\Delta}{2}\lVert w\rVert^2` at the released :math:`w` -- nears float64's overflow
+#: (1.8e308), so the solver's output would be meaningless: such an ε is refused.
+MAX_NOISE_SCALE = 1e150
+
 
 def _check_n(n) -> int:
     return check_positive_integer(n, "n (the number of training records)")
+
+
+def _check_representable(epsilon, n, lam, noise_rate, delta=0.0):
+    """Refuse a calibration whose noise scale or Δ overflows what the solver can represent (:data:`MAX_NOISE_SCALE`)."""
+    scale = 1.0 / noise_rate if noise_rate > 0 else np.inf
+    if scale <= MAX_NOISE_SCALE and delta <= MAX_NOISE_SCALE:  # False for inf and NaN too
+        return
+    raise ValueError(
+        f"The privacy parameters are too small to calibrate in float64 (epsilon={epsilon!r}, n={n!r} records, "
+        f"lam={lam!r}): the noise scale 1/beta = {scale!r} and Delta = {delta!r} (at most {MAX_NOISE_SCALE:g} is supported). The released "
+        f"model would be noise of norm about n_features/beta, carrying nothing of the data. Fix: a larger epsilon "
+        f"(or more records n, or a larger lam: Algorithm 1's noise scale is 2/(n*lam*epsilon))."
+    )
 
 
 def sensitivity_bound(n, lam, lipschitz=1.0):
@@ -88,6 +108,7 @@ def sensitivity_method_calibration(n, lam, epsilon, lipschitz=1.0, check_input=T
     if check_input:
         epsilon, n, lam = check_epsilon(epsilon), _check_n(n), check_lambda(lam)
     sensitivity = 2.0 * lipschitz / (n * lam)
+    _check_representable(epsilon, n, lam, epsilon / sensitivity)
     return SensitivityMethodCalibration(epsilon, sensitivity, epsilon / sensitivity,
                                         2.0 * lipschitz / (n * epsilon * lam))
 
@@ -143,14 +164,18 @@ def objective_perturbation_calibration(epsilon, n, lam, curvature=0.25, lipschit
     if check_input:
         epsilon, n, lam = check_epsilon(epsilon), _check_n(n), check_lambda(lam)
     if form == "nips2008":
+        _check_representable(epsilon, n, lam, epsilon / (2.0 * lipschitz))
         return ObjectivePerturbationCalibration(form, epsilon, epsilon, 0.0, epsilon / (2.0 * lipschitz))
     if form != "corrected":
         raise ValueError(f"form must be one of {OBJECTIVE_PERTURBATION_FORMS}, got {form!r}.")
-    ratio = curvature / (n * lam)
-    epsilon_prime = epsilon - np.log1p(2.0 * ratio + ratio**2)
+    ratio = np.float64(curvature) / (n * lam)
+    with np.errstate(over="ignore"):  # a tiny n*lam overflows the ratio's square: epsilon' = -inf, Delta > 0 below
+        epsilon_prime = epsilon - np.log1p(2.0 * ratio + ratio**2)
     delta = 0.0
     if epsilon_prime <= 0:
-        delta = curvature / (n * np.expm1(epsilon / 4.0)) - lam
+        with np.errstate(over="ignore", divide="ignore"):  # a tiny epsilon overflows Delta: refused below
+            delta = curvature / (n * np.expm1(epsilon / 4.0)) - lam
         epsilon_prime = epsilon / 2.0
+    _check_representable(epsilon, n, lam, float(epsilon_prime) / (2.0 * lipschitz), float(delta))
     return ObjectivePerturbationCalibration(form, epsilon, float(epsilon_prime), float(delta),
                                             float(epsilon_prime) / (2.0 * lipschitz))

@@ -20,22 +20,54 @@ Feature scale
     bound :math:`\lVert x_i\rVert \le R`; the estimator trains on :math:`x_i/R` (a fixed,
     data-independent scale) and reports ``coef_`` for the original features. A row beyond the
     bound raises ``ValueError``: nothing is clipped silently (see
-    :func:`dplr.preprocessing.clip_to_unit_ball`).
+    :func:`dplr.preprocessing.clip_to_unit_ball`), except rows beyond the bound by no more than the
+    rounding of their own dtype (:func:`dplr.validation.check_rows_in_ball` states the rule), which are
+    projected onto the ball so that the proofs' assumption holds exactly in float64.
+
+scikit-learn conventions, and where the paper overrides them
+    ``intercept_`` is ``0.0`` always: the paper's separators pass through the origin (append a public
+    constant feature to fit an offset). ``predict_proba`` and ``predict_log_proba`` exist for the logistic
+    loss only: :math:`P(y = \texttt{classes\_[1]} \mid x) = \sigma(w^\top x) = 1/(1 + e^{-w^\top x})`, the
+    model of logistic regression. Computed from the released :math:`w`, it is post-processing and costs no
+    privacy (Dwork & Roth 2014, Proposition 2.1); it is *not* calibrated, since the noise shrinks or inflates
+    :math:`\lVert w\rVert`. A Huber-loss score has no probability reading, so with ``loss="huber"`` the
+    two methods raise ``AttributeError`` (``hasattr(model, "predict_proba")`` is ``False``).
+    ``sample_weight`` is refused: the privacy proofs weigh every record by :math:`1/n`.
+    ``random_state`` takes ``None``, an int, a ``numpy.random.SeedSequence`` or a
+    ``numpy.random.Generator``; the legacy ``numpy.random.RandomState`` is refused (``TypeError`` naming the
+    fix): dplr draws through the ``Generator`` interface and would have to turn a ``RandomState`` into a
+    ``Generator`` by drawing a seed from it, a stream the caller never asked for.
 """
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit, log_expit
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from dplr.algorithms import objective_perturbation, sensitivity_method, standard_erm
 from dplr.losses import get_loss
-from dplr.validation import check_positive_finite, check_rows_in_ball, encode_binary_labels
+from dplr.validation import (
+    check_positive_finite,
+    check_rows_in_ball,
+    encode_binary_labels,
+)
 
 __all__ = ["StandardLR", "SensitivityMethod", "ObjectivePerturbation"]
 
-_INPUT_HINT = "dplr estimators need a non-empty 2-D numeric X (n_samples, n_features) and one label per row of X."
+_INPUT_HINT = ("dplr estimators need a non-empty, dense, 2-D numeric X (n_samples, n_features) and one label per "
+               "row of X.")
+
+
+def _logistic_loss(estimator):
+    if estimator.loss != "logistic":
+        raise AttributeError(
+            f"{type(estimator).__name__} with loss={estimator.loss!r} has no predict_proba / predict_log_proba: "
+            f"a Huber SVM score is not a probability. Use decision_function, or loss='logistic'."
+        )
+    return True
 
 
 class _LinearClassifierThroughOrigin(ClassifierMixin, BaseEstimator):
@@ -48,7 +80,8 @@ class _LinearClassifierThroughOrigin(ClassifierMixin, BaseEstimator):
 
     def _validate_training_data(self, X, y):
         try:
-            X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False)
+            # float32 stays float32 here, so that the rounding allowed on the norms is float32's
+            X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], ensure_all_finite=False)
         except ValueError as err:
             raise ValueError(f"{err} {_INPUT_HINT}") from err
         if not np.all(np.isfinite(X)):
@@ -59,16 +92,30 @@ class _LinearClassifierThroughOrigin(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         y_signed, classes = encode_binary_labels(y)
         norm_bound = check_positive_finite(self.norm_bound, "norm_bound")
-        check_rows_in_ball(X, norm_bound)
-        return X / norm_bound, y_signed, classes, norm_bound
+        X = check_rows_in_ball(X, norm_bound, dtype=X.dtype)  # float64; refuses rows beyond rounding
+        # dividing by R can itself round a norm of exactly R to 1 + 2e-16: project again (float64 rounding only)
+        return check_rows_in_ball(X / norm_bound), y_signed, classes, norm_bound
 
-    def fit(self, X, y):
-        """Fit on ``X`` (n, d) and labels ``y`` (two classes). Returns ``self``."""
+    def fit(self, X, y, **fit_params):
+        """Fit on ``X`` (n, d) and labels ``y`` (two classes). Returns ``self``.
+
+        No fit parameters are accepted (``sample_weight`` included: the privacy proofs weigh every record
+        by :math:`1/n`); passing one raises ``TypeError`` naming the fix.
+        """
+        if fit_params:
+            name = type(self).__name__
+            raise TypeError(
+                f"{name}.fit takes X and y only, got {', '.join(sorted(fit_params))}. {name} does not support "
+                f"sample_weight: its privacy guarantee and sensitivity bound 2/(n*lam) assume every record has "
+                f"weight 1/n. Fix: fit without sample_weight (in a Pipeline or GridSearchCV, do not route "
+                f"sample_weight to this step)."
+            )
         X_unit, y_signed, classes, norm_bound = self._validate_training_data(X, y)
         loss = get_loss(self.loss, self.huber_h)
         coef = self._fit_coef(X_unit, y_signed, loss)
         self.classes_ = classes
         self.coef_ = coef / norm_bound
+        self.intercept_ = 0.0
         return self
 
     def decision_function(self, X):
@@ -81,6 +128,21 @@ class _LinearClassifierThroughOrigin(ClassifierMixin, BaseEstimator):
         """``classes_[1]`` where the score is positive, else ``classes_[0]``."""
         scores = self.decision_function(X)
         return self.classes_[(scores > 0).astype(int)]
+
+    @available_if(_logistic_loss)
+    def predict_proba(self, X):
+        r"""Columns :math:`1 - \sigma(w^\top x)` and :math:`\sigma(w^\top x)`, for ``classes_[0]`` and ``classes_[1]``.
+
+        Logistic loss only; post-processing of the released :math:`w` (module docstring).
+        """
+        p1 = expit(self.decision_function(X))
+        return np.column_stack([1.0 - p1, p1])
+
+    @available_if(_logistic_loss)
+    def predict_log_proba(self, X):
+        r"""Logarithms of :meth:`predict_proba`, computed stably: :math:`\log\sigma(\mp w^\top x)`."""
+        scores = self.decision_function(X)
+        return np.column_stack([log_expit(-scores), log_expit(scores)])
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -104,11 +166,13 @@ class StandardLR(_LinearClassifierThroughOrigin):
     norm_bound : float, default 1.0
         Public bound :math:`R` on :math:`\lVert x_i\rVert`; the model is fit to :math:`x/R`.
     tol : float, default 1e-8
-        Solver tolerance on the gradient norm.
+        Solver tolerance on the gradient norm (> 0); a ``ConvergenceWarning`` says when it was not reached.
 
     Attributes
     ----------
     coef_ : ndarray (n_features,)
+    intercept_ : float
+        Always 0.0: the separator passes through the origin (NIPS 2008, Section 2).
     classes_ : ndarray (2,)
     n_features_in_ : int
     """
@@ -138,12 +202,13 @@ class SensitivityMethod(_LinearClassifierThroughOrigin):
     epsilon : float, default 0.1
         Privacy parameter :math:`\varepsilon > 0` (finite).
     lam, loss, huber_h, norm_bound, tol : as in :class:`StandardLR`.
-    random_state : None, int or numpy.random.Generator
-        Source of the noise. An int gives the same model on every fit.
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        Source of the noise. An int gives the same model on every fit; a ``Generator`` is advanced.
+        ``numpy.random.RandomState`` is refused (module docstring).
 
     Attributes
     ----------
-    coef_, classes_, n_features_in_ : as in :class:`StandardLR`.
+    coef_, intercept_, classes_, n_features_in_ : as in :class:`StandardLR`.
     noise_rate_ : float
         :math:`\beta = n\lambda\varepsilon/2` of the noise density that was used.
     """
@@ -192,7 +257,7 @@ class ObjectivePerturbation(_LinearClassifierThroughOrigin):
 
     Attributes
     ----------
-    coef_, classes_, n_features_in_ : as in :class:`StandardLR`.
+    coef_, intercept_, classes_, n_features_in_ : as in :class:`StandardLR`.
     calibration_ : dplr.calibration.ObjectivePerturbationCalibration
         :math:`\varepsilon'`, :math:`\Delta` and :math:`\beta` used in the fit.
     """

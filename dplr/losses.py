@@ -29,7 +29,7 @@ from scipy.special import expit
 
 from dplr.validation import check_positive_finite
 
-__all__ = ["LogisticLoss", "HuberLoss", "get_loss"]
+__all__ = ["LogisticLoss", "HuberLoss", "MIN_HUBER_H", "check_huber_h", "get_loss"]
 
 
 class LogisticLoss:
@@ -140,6 +140,10 @@ class LogisticLoss:
         return "LogisticLoss()"
 
 
+#: Smallest Huber width :math:`h` accepted (:func:`check_huber_h`).
+MIN_HUBER_H = 1e-8
+
+
 class HuberLoss:
     r"""Huber (smoothed) hinge loss with parameter :math:`h` (JMLR 2011, Section 3.4.2; the talk's SVM).
 
@@ -162,7 +166,7 @@ class HuberLoss:
     derivative_order = 2  # l'' jumps at 1 +- h: no Taylor expansion beyond the second order
 
     def __init__(self, h: float = 0.5):
-        self.h = check_positive_finite(h, "huber_h")
+        self.h = check_huber_h(h)
         self.curvature = 1.0 / (2.0 * self.h)
 
     def value(self, z):
@@ -201,10 +205,31 @@ class HuberLoss:
         return f"HuberLoss(h={self.h!r})"
 
 
+def check_huber_h(h) -> float:
+    r"""The Huber width :math:`h`: a finite number, at least :data:`MIN_HUBER_H`.
+
+    Narrower than :math:`10^{-8}` the loss is the hinge to within the solver's tolerance, its curvature
+    :math:`1/(2h) > 5\cdot10^7` stalls Newton's method, and Algorithm 2's corrected calibration inflates
+    :math:`\Delta` in proportion: refused, with the fix.
+    """
+    h = check_positive_finite(h, "huber_h")
+    if h < MIN_HUBER_H:
+        raise ValueError(
+            f"huber_h must be at least {MIN_HUBER_H:g}, got {h!r}: narrower, the Huber loss is the hinge to within "
+            f"the solver's tolerance and its curvature 1/(2h) stalls the solver. Fix: huber_h=0.5 (JMLR 2011) or "
+            f"any value >= {MIN_HUBER_H:g}."
+        )
+    return h
+
+
 def get_loss(loss="logistic", huber_h: float = 0.5):
-    """Return a loss object from its name (``"logistic"`` or ``"huber"``) or pass one through."""
+    """Return a loss object from its name (``"logistic"`` or ``"huber"``) or pass one through.
+
+    ``huber_h`` is checked with either name, so that a bad value never passes unnoticed.
+    """
     if isinstance(loss, (LogisticLoss, HuberLoss)):
         return loss
+    check_huber_h(huber_h)
     if loss == "logistic":
         return LogisticLoss()
     if loss == "huber":

@@ -15,13 +15,19 @@ to get there:
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
-from dplr.validation import check_positive_finite, warn_privacy_leak
+from dplr.validation import check_positive_finite, project_onto_ball, warn_privacy_leak
 
 __all__ = ["clip_to_unit_ball", "scale_by_public_bounds", "scale_by_max_norm"]
 
 
-def _as_finite_matrix(X):
+def _as_finite_matrix(X, name):
+    if sparse.issparse(X):
+        raise TypeError(
+            f"{name} takes a dense array, got a scipy sparse matrix. Fix: convert with X.toarray() (the dplr "
+            f"estimators take dense input only; their data are low-dimensional)."
+        )
     X = np.asarray(X, dtype=float)
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D array (n, d), got shape {X.shape}.")
@@ -33,33 +39,40 @@ def _as_finite_matrix(X):
 def clip_to_unit_ball(X, radius: float = 1.0):
     r"""Project each row onto the ball of the given radius: :math:`x \mapsto x \min(1, r/\lVert x\rVert)`.
 
-    Data-independent: the image of a row depends on that row alone. Returns a new array.
+    Data-independent: the image of a row depends on that row alone. Returns a new float64 array in which
+    every row has ``numpy.linalg.norm(row) <= radius`` in floating point, not only in exact arithmetic
+    (:func:`dplr.validation.project_onto_ball`). Sparse input is refused (``TypeError``): convert it with
+    ``X.toarray()``.
     """
     radius = check_positive_finite(radius, "radius")
-    X = _as_finite_matrix(X)
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    factor = np.minimum(1.0, radius / np.maximum(norms, np.finfo(float).tiny))
-    return X * factor
+    return project_onto_ball(_as_finite_matrix(X, "clip_to_unit_ball"), radius)
 
 
-def scale_by_public_bounds(X, bounds):
-    r"""Divide column :math:`j` by ``bounds[j]``, a *public* bound on :math:`|x_{ij}|`.
+def scale_by_public_bounds(X, bounds, centre=None):
+    r"""Map column :math:`j` to :math:`(x_{ij} - c_j)/B_j`, with *public* :math:`B_j \ge |x_{ij} - c_j|`.
 
-    The bounds must not be computed from the private data. Values beyond a bound are not altered
-    silently: they raise ``ValueError``. Follow with :func:`clip_to_unit_ball` (after dividing by
-    ``sqrt(d)`` if every row must fit without clipping).
+    ``bounds`` (:math:`B`) and ``centre`` (:math:`c`, default 0) must not be computed from the private
+    data: a feature known to lie in :math:`[a_j, b_j]` (a measuring range, a documented maximum) has
+    ``centre = (a + b)/2`` and ``bounds = (b - a)/2``, and is mapped onto :math:`[-1, 1]`. Centring matters:
+    both algorithms fit separators through the origin, so uncentred positive features (raw measurements) give a
+    poor model. Values beyond a bound are not altered silently: they raise ``ValueError``. Follow with a
+    division by ``sqrt(d)`` (every row then fits) or :func:`clip_to_unit_ball`.
     """
-    X = _as_finite_matrix(X)
+    X = _as_finite_matrix(X, "scale_by_public_bounds")
     bounds = np.asarray(bounds, dtype=float)
     if bounds.shape != (X.shape[1],) or not np.all(np.isfinite(bounds)) or np.any(bounds <= 0):
         raise ValueError(f"bounds must be {X.shape[1]} positive finite numbers, got shape {bounds.shape}.")
+    centre = np.zeros(X.shape[1]) if centre is None else np.asarray(centre, dtype=float)
+    if centre.shape != (X.shape[1],) or not np.all(np.isfinite(centre)):
+        raise ValueError(f"centre must be {X.shape[1]} finite numbers, got shape {centre.shape}.")
+    X = X - centre
     scaled = X / bounds
     outside = np.argwhere(np.abs(scaled) > 1)
     if outside.size:
         i, j = outside[0]
         raise ValueError(
             f"{len(outside)} values exceed their public bound (first: row {i}, column {j}, "
-            f"|{X[i, j]:.4g}| > {bounds[j]:.4g}). Fix: use a bound that really holds for every record, "
+            f"|{X[i, j]!r}| > {bounds[j]!r}, after subtracting the centre). Fix: use a bound that really holds for every record, "
             f"or clip the column to [-bound, bound] explicitly (np.clip) and say so."
         )
     return scaled
@@ -71,7 +84,7 @@ def scale_by_max_norm(X):
     Provided because published pipelines do this (it makes every norm at most 1), so that its
     effect can be shown; do not use it before a private release.
     """
-    X = _as_finite_matrix(X)
+    X = _as_finite_matrix(X, "scale_by_max_norm")
     warn_privacy_leak(
         "scale_by_max_norm divides by the largest row norm of the data itself: that scale depends on "
         "every record, so a model trained on the result is not ε-DP for the original records. Use "

@@ -150,7 +150,7 @@ def tuning_split(n, m, random_state=None):
 
 def _check_inputs(X, y, lambdas, method):
     X, y = check_signed_data(X, y)
-    check_rows_in_ball(X)
+    X = check_rows_in_ball(X)
     lambdas = np.array([check_lambda(lam) for lam in np.atleast_1d(lambdas)], dtype=float)
     if lambdas.size == 0:
         raise ValueError("lambdas must hold at least one candidate value.")

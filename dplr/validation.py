@@ -21,9 +21,13 @@ __all__ = [
     "check_random_state",
     "check_positive_finite",
     "check_positive_integer",
+    "check_tolerance",
     "check_epsilon",
     "check_lambda",
     "check_rows_in_ball",
+    "project_onto_ball",
+    "NORM_FIX",
+    "ROUNDING_ULPS",
     "encode_binary_labels",
     "check_signed_data",
     "check_training_data",
@@ -75,6 +79,16 @@ def check_positive_integer(value, name: str) -> int:
     return int(value)
 
 
+def check_tolerance(tol) -> float:
+    """Solver tolerance on the gradient norm: a finite number > 0 (``tol <= 0`` can never be met)."""
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(float(tol)) or tol <= 0:
+        raise ValueError(
+            f"tol (the solver's tolerance on the gradient norm) must be a finite number > 0, got {tol!r}. "
+            f"Fix: leave the default tol=1e-8, or pass a small positive number."
+        )
+    return float(tol)
+
+
 def check_epsilon(epsilon) -> float:
     """Privacy parameter ε: a finite number > 0."""
     if isinstance(epsilon, numbers.Real) and not isinstance(epsilon, bool):
@@ -98,23 +112,65 @@ def check_lambda(lam) -> float:
     return check_positive_finite(lam, "lam")
 
 
-def check_rows_in_ball(X, radius: float = 1.0, *, rtol: float = 1e-12) -> None:
-    """Raise ``ValueError`` unless every row of ``X`` has Euclidean norm at most ``radius``.
+#: A row may exceed the bound by this many units of roundoff (machine epsilons) of its input dtype and still be
+#: accepted -- then projected onto the ball in float64 (:func:`check_rows_in_ball`).
+ROUNDING_ULPS = 4
 
-    A relative slack of ``rtol`` absorbs rounding in rows that were themselves scaled to norm
-    exactly ``radius``.
+NORM_FIX = (
+    "Fix: bring the features into the ball with bounds that do not come from the data: centre and scale each "
+    "feature by public bounds (dplr.preprocessing.scale_by_public_bounds(X, bounds, centre=...) maps it into "
+    "[-1, 1]), divide by sqrt(n_features) or project with dplr.preprocessing.clip_to_unit_ball, and append a "
+    "constant public feature if the model needs an offset (the separator passes through the origin). "
+    "norm_bound=R, a public bound on ||x_i||, only rescales: on raw, uncentred features it gives a poor model."
+)
+
+
+def project_onto_ball(X, radius: float = 1.0):
+    r"""Rows of ``X`` (float64) projected onto the ball of ``radius``: :math:`x \min(1, r/\lVert x\rVert)`.
+
+    Guaranteed in floating point: every row of the result has ``numpy.linalg.norm(row) <= radius`` (a row
+    that rounding leaves just outside is shrunk by one unit of roundoff at a time until it is inside).
+    Each row's image depends on that row alone. Returns a new array.
     """
+    X = np.array(X, dtype=np.float64)
     norms = np.linalg.norm(X, axis=1)
-    too_long = np.flatnonzero(norms > radius * (1 + rtol))
+    outside = norms > radius
+    X[outside] *= (radius / norms[outside])[:, None]
+    shrink = 1.0 - np.finfo(np.float64).eps
+    while True:
+        still = np.flatnonzero(np.linalg.norm(X, axis=1) > radius)
+        if still.size == 0:
+            return X
+        X[still] *= shrink
+
+
+def check_rows_in_ball(X, radius: float = 1.0, *, dtype=None):
+    r"""Return ``X`` as float64 with every row of norm at most ``radius``, or raise ``ValueError``.
+
+    The rule: a row with :math:`r < \lVert x\rVert \le r\,(1 + 4\epsilon)` (:data:`ROUNDING_ULPS` = 4,
+    :math:`\epsilon` the machine epsilon of ``dtype``, the dtype the data came in: 2.2e-16 for float64, 1.2e-7
+    for float32; float64's for integers) is outside by rounding only -- e.g. a row divided by its own norm,
+    or ``sklearn.preprocessing.Normalizer`` output in float32 -- and is projected onto the sphere of radius
+    :math:`r` in float64 (:func:`project_onto_ball`), so that the proofs' assumption :math:`\lVert x_i\rVert
+    \le r` holds exactly. A row beyond that is refused: nothing beyond rounding is rescaled silently.
+    """
+    dtype = np.dtype(np.float64 if dtype is None else dtype)
+    eps = float(np.finfo(dtype).eps) if np.issubdtype(dtype, np.floating) else float(np.finfo(np.float64).eps)
+    X = np.asarray(X, dtype=np.float64)
+    norms = np.linalg.norm(X, axis=1)
+    slack = radius * (1 + ROUNDING_ULPS * eps)
+    too_long = np.flatnonzero(norms > slack)
     if too_long.size:
+        largest = float(norms[too_long].max())
         raise ValueError(
-            f"{too_long.size} of {X.shape[0]} rows have Euclidean norm > {radius:g} (largest "
-            f"{norms[too_long].max():.4g}, first at row {too_long[0]}). The privacy guarantee of both "
-            f"algorithms assumes ||x_i|| <= 1 for every record (NIPS 2008, Section 2). Fix: rescale "
-            f"features with bounds that do not come from the data, then project with "
-            f"dplr.preprocessing.clip_to_unit_ball(X); or pass norm_bound=R, a public bound on the "
-            f"row norms, to the estimator."
+            f"{too_long.size} of {X.shape[0]} rows have Euclidean norm > {radius!r} (largest {largest!r}, "
+            f"first at row {too_long[0]}: {float(norms[too_long[0]])!r}; the bound is {radius!r}, and rows within "
+            f"rounding of the {dtype.name} input, up to {slack!r}, would be accepted). The privacy guarantee of "
+            f"both algorithms assumes ||x_i|| <= 1 for every record (NIPS 2008, Section 2). {NORM_FIX}"
         )
+    if np.any(norms > radius):
+        return project_onto_ball(X, radius)
+    return X
 
 
 def encode_binary_labels(y):
@@ -157,7 +213,9 @@ def check_signed_data(X, y):
 
 def check_training_data(X, y):
     r"""The data of both algorithms: a non-empty finite ``X`` (n, d) with rows :math:`\lVert x_i\rVert \le 1`
-    and labels ``y`` (n,) in {-1, +1}. Returns float arrays."""
+    and labels ``y`` (n,) in {-1, +1}. Returns float arrays (rows outside by rounding only projected, as
+    :func:`check_rows_in_ball` states)."""
+    dtype = getattr(X, "dtype", None)
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     if X.ndim != 2 or X.shape[0] == 0:
@@ -168,8 +226,7 @@ def check_training_data(X, y):
         raise ValueError("X contains NaN or infinite values; remove or impute them (with data-independent rules).")
     if not np.all(np.abs(y) == 1):
         raise ValueError("y must take values in {-1, +1}; use dplr.validation.encode_binary_labels.")
-    check_rows_in_ball(X)
-    return X, y
+    return check_rows_in_ball(X, dtype=dtype), y
 
 
 def warn_privacy_leak(message: str) -> None:

@@ -12,6 +12,7 @@ from dplr.algorithms import (
 from dplr.calibration import objective_perturbation_calibration
 from dplr.datasets.simulated import make_unseparable
 from dplr.solver import solve_regularized_erm
+from dplr.validation import check_training_data
 
 X, Y = make_unseparable(400, d=4, random_state=0)
 LAM = 0.01
@@ -20,7 +21,9 @@ LAM = 0.01
 def test_objective_perturbation_is_its_noise_then_the_solver():
     b, cal = objective_perturbation_noise(400, 4, 0.1, LAM, n_draws=5, random_state=3)
     assert b.shape == (5, 4) and cal == objective_perturbation_calibration(0.1, 400, LAM)
-    W = solve_regularized_erm(X, Y, LAM, b=b, delta=cal.delta).coef
+    # the algorithm solves on the checked data (rows outside the ball by rounding projected onto it)
+    X_checked, _ = check_training_data(X, Y)
+    W = solve_regularized_erm(X_checked, Y, LAM, b=b, delta=cal.delta).coef
     np.testing.assert_array_equal(objective_perturbation(X, Y, 0.1, LAM, n_draws=5, random_state=3), W)
     # the same noise passed in: the same classifiers
     np.testing.assert_array_equal(objective_perturbation(X, Y, 0.1, LAM, noise=b), W)

@@ -45,7 +45,8 @@ def test_figure1_files_hold_the_numbers_of_the_experiments(tmp_path, capsys):
     record = json.loads((tmp_path / "reproduce.json").read_text())
     assert (tmp_path / "figure1.png").stat().st_size > 10_000
     assert record["targets"] == ["figure1"] and record["files"] == ["figure1.csv", "figure1.png"]
-    assert record["seed"] == 11 and record["restarts"] == 3 and set(record["seconds"]) == {"paper", "total"}
+    assert record["seed"] == {"paper": 11} and record["restarts"] == 3 and set(record["seconds"]) == {"paper", "total"}
+    assert record["command"][:5] == ["python", "-m", "dplr", "reproduce", "figure1"] and "--seed" in record["command"]
     # six published numbers with Algorithm 2 as printed, and the corrected Algorithm 2 on both data sets
     assert len(table) == 8 and (table.form == "corrected").sum() == 2
     # the same cell computed directly from the paper's protocol, with the same seed: the same mean
@@ -71,3 +72,36 @@ def test_thesis_study_runs_its_batches_through_the_runner(monkeypatch):
     monkeypatch.setattr(thesis_cells, "run_calls", recording)
     table = thesis_cells.lambda_search("real", SoundPipeline(), lambdas=(1e-2, 1.0))
     assert batches == [THESIS_FOLDS] and len(table) == 2  # one call per fold
+
+
+# failures a user can act on (issue 19, item 4): one line saying what to fix
+
+@pytest.mark.parametrize("make_out, message", [
+    (lambda tmp: tmp / "a-file", r"is a file, not a folder"),
+    (lambda tmp: tmp / "a-file" / "inside", r"cannot be written to .*choose a folder you can write to"),
+])
+def test_an_unusable_out_folder_is_refused_before_any_work(tmp_path, make_out, message):
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(SystemExit, match=rf"^--out .*{message}"):
+        rp.main(["reproduce", "figure1", "--out", str(make_out(tmp_path)), "--quiet"])
+
+
+def test_a_negative_seed_is_refused_before_any_work(tmp_path):
+    with pytest.raises(SystemExit, match=r"^--seed must be a non-negative integer, got -3"):
+        rp.main(["reproduce", "figure1", "--seed", "-3", "--out", str(tmp_path), "--quiet"])
+
+
+def test_an_unreachable_scheduler_gets_one_line_and_the_timeout_option(tmp_path):
+    pytest.importorskip("distributed")
+    pytest.importorskip("matplotlib")
+    with pytest.raises(SystemExit, match=r"could not reach the Dask scheduler at tcp://127.0.0.1:9 within 0.5 s.*"
+                                         r"--connect-timeout"):
+        rp.main(["reproduce", "figure1", "--scheduler", "tcp://127.0.0.1:9", "--connect-timeout", "0.5",
+                 "--out", str(tmp_path), "--quiet"])
+
+
+def test_the_record_holds_the_seeds_the_studies_ran_with_when_none_is_given():
+    assert rp.seed_used("paper") == ex.DEFAULT_SEED and rp.seed_used("paper", 5) == 5
+    from dplr.replication.thesis.published import THESIS_SEED
+
+    assert rp.seed_used("thesis") == THESIS_SEED and rp.seed_used("thesis", 0) == 0

@@ -6,6 +6,7 @@ files when DPLR_DATA_DIR holds them (CI, the developers' machines) and are skipp
 import gzip
 import io
 import os
+import re
 import types
 import warnings
 from pathlib import Path
@@ -372,3 +373,33 @@ def test_real_kddcup99_matches_the_published_size_and_bounds():
         X, _, _, _ = ds.kddcup99_features(frame.iloc[:1000])
     assert X.shape == (1000, 118)
 
+
+
+# --- damaged files (issue 19, item 4) ------------------------------------------------------------
+
+def _damage(path, how):
+    data = path.read_bytes()
+    if how == "empty":
+        path.write_bytes(b"")
+    elif how == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif how == "corrupt":
+        path.write_bytes(data[:10] + bytes(255 - b for b in data[10:]))
+    else:  # a valid gzip file holding no records
+        path.write_bytes(gzip.compress(b""))
+
+
+@pytest.mark.parametrize("how, problem", [("empty", "is empty"), ("truncated", "truncated or corrupt"),
+                                          ("corrupt", "truncated or corrupt"), ("no records", "holds no records")])
+@pytest.mark.parametrize("dataset", ["adult", "kddcup99"])
+def test_a_damaged_data_file_is_named_with_how_to_fetch_it_again(dataset, how, problem, adult_folder):
+    from dplr.datasets.uci import DataFileError
+
+    if dataset == "adult":
+        path, read = adult_folder / "adult" / "adult.data.gz", ds.adult.read_adult
+    else:
+        path, read = adult_folder / "kddcup99" / "kddcup.data_10_percent.gz", ds.kddcup99.read_kddcup99
+        _write_gz(path, KDD_ROWS)
+    _damage(path, how)
+    with pytest.raises(DataFileError, match=rf"{re.escape(str(path))} .*{problem}.*Fix: delete .* download=True"):
+        read(adult_folder, download=False)

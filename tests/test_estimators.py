@@ -131,3 +131,72 @@ def test_objective_perturbation_estimator_reports_its_calibration(data):
 
 def test_sensitivity_method_noise_rate_matches_paper():
     assert sensitivity_method_noise_rate(17_500, 0.01, 0.1) == pytest.approx(17_500 * 0.01 * 0.1 / 2)
+
+
+# scikit-learn conventions (issue 19, item 2)
+
+@pytest.mark.parametrize("model", [StandardLR(), SensitivityMethod(epsilon=1.0, random_state=0),
+                                   ObjectivePerturbation(epsilon=1.0, random_state=0)])
+def test_logistic_probabilities_are_the_sigmoid_of_the_released_score(model, data):
+    X, y = data
+    model.fit(X, y)
+    scores = model.decision_function(X)
+    proba = model.predict_proba(X)
+    np.testing.assert_allclose(proba[:, 1], 1 / (1 + np.exp(-scores)), rtol=1e-12)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(model.predict_log_proba(X), np.log(proba), rtol=1e-10)
+    decided = scores != 0
+    np.testing.assert_array_equal(model.classes_[proba.argmax(axis=1)][decided], model.predict(X)[decided])
+    assert model.intercept_ == 0.0
+
+
+@pytest.mark.parametrize("cls", [StandardLR, SensitivityMethod, ObjectivePerturbation])
+def test_huber_models_have_no_probabilities(cls, data):
+    X, y = data
+    model = cls(loss="huber").fit(X, y)
+    assert not hasattr(model, "predict_proba") and not hasattr(model, "predict_log_proba")
+    with pytest.raises(AttributeError, match="has no attribute 'predict_proba'") as raised:
+        model.predict_proba(X)
+    assert "Huber SVM score is not a probability" in str(raised.value.__cause__)
+
+
+def test_common_scikit_learn_tools_work(data):
+    import pickle
+
+    from sklearn.base import clone
+    from sklearn.inspection import permutation_importance
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y = data
+    model = ObjectivePerturbation(epsilon=1.0, random_state=0)
+    search = GridSearchCV(make_pipeline(FunctionTransformer(), model),
+                          {"objectiveperturbation__lam": [0.01, 0.1]}, cv=3).fit(X, y)
+    assert search.best_params_["objectiveperturbation__lam"] in (0.01, 0.1)
+    fitted = clone(model).fit(X, y)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(fitted)).coef_, fitted.coef_)
+    importance = permutation_importance(fitted, X, y, n_repeats=2, random_state=0)
+    assert importance.importances_mean.shape == (X.shape[1],)
+
+
+@pytest.mark.parametrize("cls", [StandardLR, SensitivityMethod, ObjectivePerturbation])
+def test_sample_weight_is_refused_naming_the_estimator(cls, data):
+    X, y = data
+    with pytest.raises(TypeError, match=rf"{cls.__name__} does not support sample_weight.*weight 1/n"):
+        cls().fit(X, y, sample_weight=np.ones(len(y)))
+
+
+def test_privacy_leak_warning_is_importable_from_the_top_level():
+    from dplr import PrivacyLeakWarning
+    from dplr.preprocessing import scale_by_max_norm
+
+    with pytest.warns(PrivacyLeakWarning):
+        scale_by_max_norm(np.ones((3, 2)))
+
+
+@pytest.mark.parametrize("cls", PRIVATE)
+def test_legacy_random_state_is_refused_with_the_fix(cls, data):
+    X, y = data
+    with pytest.raises(TypeError, match=r"RandomState objects are not accepted: pass np.random.default_rng"):
+        cls(random_state=np.random.RandomState(0)).fit(X, y)

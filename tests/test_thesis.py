@@ -291,3 +291,12 @@ def test_time_fits_reports_the_median_per_fit_and_per_draw(monkeypatch):
                                  "Algorithm 1 (8 batched, per draw)", "Algorithm 2 (8 batched, per draw)"]
     np.testing.assert_array_equal(times.to_numpy(), [1.0, 1.0, 1.0, 1 / 8, 1 / 8])
     assert next(ticks) == 5 * 3 * 2  # three timed calls per fit, two clock readings each; warm-ups untimed
+
+
+def test_the_pipelines_say_they_are_not_estimators_in_docstring_and_repr():
+    from dplr.replication.thesis.pipeline import LITERAL, SoundPipeline, ThesisPipeline
+
+    for obj in (LITERAL, SoundPipeline()):
+        assert type(obj).__doc__.splitlines()[0].startswith("Not an estimator")
+        assert "not an estimator" in repr(obj) and eval(repr(obj)) == obj
+    assert "not differentially private" in repr(ThesisPipeline(labels="pm1"))

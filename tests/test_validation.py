@@ -1,9 +1,13 @@
 """Bad input: one test per case, each error naming the problem and the fix; nothing altered silently."""
+import inspect
+
 import numpy as np
 import pytest
 
 from dplr import ObjectivePerturbation, PrivacyLeakWarning, SensitivityMethod, StandardLR
+from dplr.algorithms import standard_erm
 from dplr.preprocessing import clip_to_unit_ball, scale_by_max_norm, scale_by_public_bounds
+from dplr.validation import check_rows_in_ball
 
 ESTIMATORS = [StandardLR, SensitivityMethod, ObjectivePerturbation]
 
@@ -108,3 +112,77 @@ def test_scale_by_public_bounds_refuses_values_beyond_the_bound():
     np.testing.assert_allclose(scale_by_public_bounds(X, [40.0, 2.0]), [[0.25, 0.5], [-0.5, 0.25]])
     with pytest.raises(ValueError, match="exceed their public bound"):
         scale_by_public_bounds(X, [15.0, 2.0])
+
+
+# failures a user can act on (issue 19, item 4)
+
+def _rows_normalised_by_their_own_norm(dtype, n=2000, d=7):
+    X = np.random.default_rng(1).normal(size=(n, d)).astype(dtype)
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rows_outside_only_by_rounding_are_accepted_and_projected(cls, dtype):
+    from sklearn.preprocessing import Normalizer
+
+    X = Normalizer().fit_transform(_rows_normalised_by_their_own_norm(dtype))
+    assert np.linalg.norm(X.astype(np.float64), axis=1).max() > 1  # the case in question: rounding above 1
+    y = np.where(X[:, 0] > 0, 1, -1)
+    assert cls().fit(X, y).coef_.shape == (7,)
+    projected = check_rows_in_ball(X, dtype=X.dtype)
+    assert np.linalg.norm(projected, axis=1).max() <= 1.0
+    np.testing.assert_allclose(projected, X, rtol=4 * np.finfo(dtype).eps, atol=0)
+
+
+def test_rows_beyond_rounding_are_refused_with_the_digits_that_show_why():
+    X = _rows_normalised_by_their_own_norm(np.float64, n=10)
+    X[3] *= 1 + 1e-9  # a thousand float32 ulps below float32's rounding, but far beyond float64's
+    with pytest.raises(ValueError, match=r"largest 1\.000000001.*up to 1\.0000000000000009"):
+        check_rows_in_ball(X)
+    check_rows_in_ball(X.astype(np.float32), dtype=np.float32)  # within float32's rounding: accepted
+
+
+def test_the_norm_error_advises_centring_and_public_bounds_not_just_norm_bound(xy):
+    X, y = xy
+    with pytest.raises(ValueError, match=r"scale_by_public_bounds\(X, bounds, centre=.*norm_bound=R.*only rescales"):
+        StandardLR().fit(X + 5.0, y)
+
+
+def test_clip_to_unit_ball_guarantees_the_bound_in_floating_point_and_refuses_sparse_input():
+    from scipy import sparse
+
+    X = np.random.default_rng(2).normal(scale=50.0, size=(5000, 9))
+    for radius in (1.0, 0.3, 7.0):
+        assert np.linalg.norm(clip_to_unit_ball(X, radius), axis=1).max() <= radius
+    with pytest.raises(TypeError, match=r"sparse.*X\.toarray\(\)"):
+        clip_to_unit_ball(sparse.csr_matrix(X))
+
+
+def test_scale_by_public_bounds_centres_with_public_midpoints():
+    X = np.array([[10.0, 1.0], [30.0, 0.5]])  # public ranges [0, 40] and [0, 2]
+    np.testing.assert_allclose(scale_by_public_bounds(X, [20.0, 1.0], centre=[20.0, 1.0]),
+                               [[-0.5, 0.0], [0.5, -0.5]])
+
+
+@pytest.mark.parametrize("cls", [SensitivityMethod, ObjectivePerturbation])
+@pytest.mark.parametrize("epsilon", [1e-300, 1e-310])
+def test_an_epsilon_too_small_to_calibrate_is_refused(cls, epsilon, xy):
+    with pytest.raises(ValueError, match=r"too small to calibrate in float64.*Fix: a larger epsilon"):
+        cls(epsilon=epsilon).fit(*xy)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+@pytest.mark.parametrize("tol", [-1.0, 0.0, np.nan, np.inf, "1e-8"])
+def test_tol_must_be_positive_and_finite(cls, tol, xy):
+    with pytest.raises(ValueError, match=r"tol \(the solver's tolerance on the gradient norm\) must be a finite"):
+        cls(tol=tol).fit(*xy)
+
+
+def test_the_convergence_warning_names_parameters_that_exist(xy):
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = xy
+    with pytest.warns(ConvergenceWarning, match=r"loosen tol \(a parameter of every dplr estimator") as record:
+        standard_erm(X, y, 0.01, tol=1e-30, max_iter=1)
+    assert "tol" in StandardLR().get_params() and "max_iter" in inspect.signature(standard_erm).parameters

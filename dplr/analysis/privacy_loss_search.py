@@ -263,7 +263,7 @@ def worst_case_objective_perturbation_privacy_loss(X_shared, y_shared, epsilon, 
     y_shared = np.asarray(y_shared, dtype=float).reshape(-1)
     d = X_shared.shape[1]
     if X_shared.shape[0]:
-        check_rows_in_ball(X_shared)
+        X_shared = check_rows_in_ball(X_shared)
     U_shared = X_shared * y_shared[:, None]
     n = X_shared.shape[0] + 1
     cal = objective_perturbation_calibration(epsilon, n, lam, loss.curvature, loss.lipschitz, form)

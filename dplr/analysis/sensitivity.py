@@ -260,7 +260,7 @@ def adversarial_sensitivity_search(n, d, lam, loss="logistic", huber_h=0.5, X_sh
     fixed = X_shared is not None
     if fixed:
         X_shared = np.asarray(X_shared, dtype=float).reshape(m, d)
-        check_rows_in_ball(X_shared)
+        X_shared = check_rows_in_ball(X_shared)
         U_fixed = X_shared * np.asarray(y_shared, dtype=float).reshape(m)[:, None]
         shared = np.broadcast_to(U_fixed, (k, m, d)).copy()
     else:

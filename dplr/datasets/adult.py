@@ -147,7 +147,8 @@ def read_adult(data_dir=None, download=True) -> pd.DataFrame:
 
     Looks for ``adult/adult.data[.gz]`` and ``adult/adult.test[.gz]`` in the data folder
     (:func:`uci.data_home`); if they are missing and ``download`` is true, fetches them with ucimlrepo and
-    caches them there. Raises :class:`uci.DatasetUnavailableError` otherwise.
+    caches them there. Raises :class:`uci.DatasetUnavailableError` otherwise, and :class:`uci.DataFileError`
+    (naming the file and how to fetch it again) for an empty, truncated or corrupt file.
     """
     folder = uci.data_home(data_dir)
     paths = [uci.find_file(folder / "adult", name) for name in ("adult.data", "adult.test")]
@@ -162,7 +163,8 @@ def read_adult(data_dir=None, download=True) -> pd.DataFrame:
                 f"Adult is not in the data folder {folder}, and downloading it with ucimlrepo failed "
                 f"({type(err).__name__}: {err}). " + _ADULT_HELP.format(folder=folder)) from err
         paths = [uci.find_file(folder / "adult", name) for name in ("adult.data", "adult.test")]
-    train, test = (parse_adult(path) for path in paths)
+    help_text = _ADULT_HELP.format(folder=folder)
+    train, test = (uci.read_data_file(path, parse_adult, help_text) for path in paths)
     return pd.concat([train.assign(split="train"), test.assign(split="test")], ignore_index=True)
 
 

@@ -160,12 +160,13 @@ def read_kddcup99(data_dir=None, download=True) -> pd.DataFrame:
     Looks for ``kddcup99/kddcup.data_10_percent[.gz]`` in the data folder; otherwise calls
     :func:`sklearn.datasets.fetch_kddcup99` (``percent10=True``) with its cache in
     ``<data folder>/scikit_learn_data``, downloading only if ``download`` is true. Raises
-    :class:`uci.DatasetUnavailableError` when neither works.
+    :class:`uci.DatasetUnavailableError` when neither works, and :class:`uci.DataFileError` (naming the file
+    and how to fetch it again) when the file in the folder is empty, truncated or corrupt.
     """
     folder = uci.data_home(data_dir)
     path = uci.find_file(folder / "kddcup99", "kddcup.data_10_percent")
     if path is not None:
-        return parse_kddcup99(path)
+        return uci.read_data_file(path, parse_kddcup99, _KDD_HELP.format(folder=folder))
     from sklearn import datasets as sk_datasets  # imported here: only needed when the file is not in the folder
 
     try:

@@ -46,6 +46,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +58,8 @@ from dplr.validation import warn_privacy_leak
 __all__ = [
     "DATA_DIR_ENV",
     "DatasetUnavailableError",
+    "DataFileError",
+    "read_data_file",
     "RealDataset",
     "data_home",
     "find_file",
@@ -72,6 +75,31 @@ DATA_DIR_ENV = "DPLR_DATA_DIR"
 
 class DatasetUnavailableError(RuntimeError):
     """The data set is neither in the data folder nor downloadable; the message says how to provide it."""
+
+
+class DataFileError(DatasetUnavailableError, ValueError):
+    """A data file is empty, truncated or corrupt; the message names it and says how to fetch it again."""
+
+
+def read_data_file(path, parse, help_text):
+    """``parse(path)``, refusing an empty (0-byte), truncated or corrupt file -- or one with no records.
+
+    Every failure raises :class:`DataFileError` naming the file and how to replace it: delete it and load
+    again (the loader downloads a missing file when ``download=True``), or follow ``help_text``.
+    """
+    path = Path(path)
+    fix = (f"Fix: delete {path} and load again with download=True (a missing file is downloaded), or replace it "
+           f"by hand. {help_text}")
+    if path.stat().st_size == 0:
+        raise DataFileError(f"The data file {path} is empty (0 bytes): an interrupted download? {fix}")
+    try:
+        frame = parse(path)
+    except (EOFError, OSError, zlib.error, UnicodeDecodeError, ValueError) as err:
+        raise DataFileError(f"The data file {path} could not be read, it is truncated or corrupt "
+                            f"({type(err).__name__}: {err}). {fix}") from err
+    if len(frame) == 0:
+        raise DataFileError(f"The data file {path} holds no records. {fix}")
+    return frame
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ Targets (``python -m dplr reproduce --help`` lists them):
 * ``all``: every target; ``paper`` and ``thesis``: the targets of one source.
 
 Each target writes ``<target>.csv`` (the numbers) and ``<target>.png`` (the figure) into ``--out``,
-and the run writes ``reproduce.json``: the command, seeds, restarts, workers, scheduler, wall-clock
+and the run writes ``reproduce.json``: the command, the seed each study ran with, restarts, workers, scheduler, wall-clock
 seconds per study, the machine and package versions. The paper's targets run only the tasks they
 need (:mod:`dplr.replication.paper.protocol`); since every task is seeded by its content, the numbers
 are the ones the full study and the book's chapter compute with the same seed and restarts. The
@@ -42,7 +42,7 @@ from dplr.replication.thesis import published as thesis_published
 from dplr.replication.thesis.cells import verdicts
 from dplr.replication.thesis.study import run_thesis_study
 
-__all__ = ["TARGETS", "GROUPS", "Target", "resolve_targets", "reproduce", "main"]
+__all__ = ["TARGETS", "GROUPS", "Target", "resolve_targets", "seed_used", "check_out_folder", "reproduce", "main"]
 
 
 @dataclass(frozen=True)
@@ -96,10 +96,17 @@ def resolve_targets(names):
 # --------------------------------------------------------------------------------------------------
 # Computing
 # --------------------------------------------------------------------------------------------------
+def seed_used(source, seed=None):
+    """The root seed a study runs with: ``seed``, or the study's own default (the book's chapters use it)."""
+    if seed is not None:
+        return seed
+    return paper_protocol.DEFAULT_SEED if source == "paper" else thesis_published.THESIS_SEED
+
+
 def run_paper(targets, seed=None, n_jobs=1, n_restarts=None, show_progress=True):
     """The :class:`~dplr.replication.paper.study.Replication` with exactly the cells the paper targets need."""
     ex = paper_protocol
-    seed = ex.DEFAULT_SEED if seed is None else seed
+    seed = seed_used("paper", seed)
     n_restarts = ex.PAPER_RESTARTS if n_restarts is None else n_restarts
     builders = {"figure1": ex.figure1_tasks, "learning": ex.learning_curve_tasks, "epsilon": ex.epsilon_curve_tasks}
     parts = {}
@@ -119,7 +126,7 @@ def run_paper(targets, seed=None, n_jobs=1, n_restarts=None, show_progress=True)
 
 def run_thesis(seed=None, n_jobs=1, n_restarts=None, show_progress=True):
     """:func:`~dplr.replication.thesis.study.run_thesis_study` with the given seed, workers and restarts."""
-    seed = thesis_published.THESIS_SEED if seed is None else seed
+    seed = seed_used("thesis", seed)
     n_restarts = thesis_published.THESIS_RESTARTS if n_restarts is None else n_restarts
     with progress("thesis: tasks", enabled=show_progress):
         return run_thesis_study(seed=seed, n_jobs=n_jobs, n_restarts=n_restarts)
@@ -266,15 +273,51 @@ def _versions():
     return found
 
 
-def reproduce(names, out="reproduced", seed=None, n_restarts=None, workers=None, scheduler=None, quiet=False,
-              argv=None):
-    """Compute and write the targets ``names`` (targets or groups) into ``out``; returns the run's record."""
-    targets = resolve_targets(names)
+def _command(names, out, seed, n_restarts, workers, scheduler, quiet, connect_timeout):
+    """The command line equivalent to a call of :func:`reproduce` (for its record)."""
+    options = {"--out": out, "--seed": seed, "--restarts": n_restarts, "--workers": workers,
+               "--scheduler": scheduler}
+    if scheduler:
+        options["--connect-timeout"] = connect_timeout
+    words = ["python", "-m", "dplr", "reproduce", *names]
+    for option, value in options.items():
+        if value is not None:
+            words += [option, str(value)]
+    return words + (["--quiet"] if quiet else [])
+
+
+def check_out_folder(out) -> Path:
+    """Create ``out`` if needed and make sure files can be written into it; raise ``ValueError`` saying what to fix."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file, not a folder: give a folder name (it is created if missing).")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".dplr-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as err:
+        raise ValueError(f"--out {out} cannot be written to ({err.strerror or err}): choose a folder you can "
+                         f"write to.") from err
+    return out
+
+
+def reproduce(names, out="reproduced", seed=None, n_restarts=None, workers=None, scheduler=None, quiet=False,
+              argv=None, connect_timeout=10.0):
+    """Compute and write the targets ``names`` (targets or groups) into ``out``; returns the run's record.
+
+    ``connect_timeout``: seconds to wait for the Dask scheduler at ``scheduler`` before giving up with a
+    ``ConnectionError`` that says what to check.
+    """
+    targets = resolve_targets(names)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(f"--seed must be a non-negative integer, got {seed!r}.")
+    out = check_out_folder(out)
     workers = workers or os.cpu_count() or 1
     sources = list(dict.fromkeys(t.source for t in targets))
-    record = {"command": argv, "targets": [t.name for t in targets], "seed": seed, "restarts": n_restarts,
+    command = argv or _command(names, str(out), seed, n_restarts, workers, scheduler, quiet, connect_timeout)
+    record = {"command": command, "targets": [t.name for t in targets],
+              "seed": {source: seed_used(source, seed) for source in sources}, "restarts": n_restarts,
               "workers": workers, "scheduler": scheduler, "seconds": {}, "files": [],
               "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
                           "cores": os.cpu_count(), "python": platform.python_version()},
@@ -284,7 +327,13 @@ def reproduce(names, out="reproduced", seed=None, n_restarts=None, workers=None,
     start_all = time.perf_counter()
     with contextlib.ExitStack() as stack:
         if scheduler:
-            stack.enter_context(use_scheduler(scheduler))
+            try:
+                stack.enter_context(use_scheduler(scheduler, timeout=connect_timeout))
+            except (OSError, TimeoutError) as err:  # distributed raises OSError (or TimeoutError) when unreachable
+                raise ConnectionError(
+                    f"could not reach the Dask scheduler at {scheduler} within {connect_timeout:g} s "
+                    f"({type(err).__name__}): check the address (tcp://host:port) and that 'dask scheduler' runs "
+                    f"there, or wait longer with --connect-timeout SECONDS.") from err
         for source in sources:
             start = time.perf_counter()
             log(f"[{source}] running on {'the Dask cluster at ' + scheduler if scheduler else f'{workers} worker(s)'}")
@@ -327,6 +376,8 @@ def add_parser(subparsers):
     parser.add_argument("--workers", type=int, default=None, help="local worker processes (default: all cores)")
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
                         help="run the tasks on the Dask cluster at ADDRESS, e.g. tcp://10.0.0.5:8786")
+    parser.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="seconds to wait for the Dask scheduler (default: %(default)s)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars or messages")
     parser.set_defaults(handler=_handle)
     return parser
@@ -337,13 +388,21 @@ def _handle(args):
         raise SystemExit("--restarts must be at least 2 (the summaries need a spread over restarts).")
     if args.workers is not None and args.workers < 1:
         raise SystemExit("--workers must be at least 1.")
+    if args.seed is not None and args.seed < 0:
+        raise SystemExit(f"--seed must be a non-negative integer, got {args.seed}.")
+    if not args.connect_timeout > 0:
+        raise SystemExit(f"--connect-timeout must be a positive number of seconds, got {args.connect_timeout}.")
     try:
         resolve_targets(args.targets)
+        check_out_folder(args.out)
     except ValueError as error:
         raise SystemExit(str(error))
     _plotting()[0].switch_backend("Agg")  # files only: no display needed
-    reproduce(args.targets, args.out, args.seed, args.restarts, args.workers, args.scheduler, args.quiet,
-              argv=["python", "-m", "dplr"] + sys.argv[1:])
+    try:
+        reproduce(args.targets, args.out, args.seed, args.restarts, args.workers, args.scheduler, args.quiet,
+                  connect_timeout=args.connect_timeout)
+    except ConnectionError as error:
+        raise SystemExit(str(error))
     return 0
 
 

@@ -5,14 +5,17 @@ randomness from its own stream, addressed by the task's content (:mod:`dplr.repl
 never from the worker, the order of execution or a global state. So where a task runs cannot
 change what it returns, and :func:`run_calls` may run the list anywhere:
 
-* ``n_jobs=1``: in this process, in order;
+* ``n_jobs=1``: in this process, in order, on one thread (BLAS and the solver:
+  :func:`dplr.threads.single_threaded`, entered once for the whole list) -- one worker, like each of the others;
 * ``n_jobs > 1``: on joblib's loky worker processes on this machine;
 * inside :func:`use_scheduler` (or with ``client=``): on a Dask cluster through
   ``distributed.Client(address)``, e.g. a scheduler started with ``dask scheduler`` and workers with
   ``dask worker tcp://host:8786``. ``n_jobs`` is then ignored; the cluster decides.
 
 Results come back in the order of the calls. Inside :func:`progress` every :func:`run_calls` shows
-a tqdm progress bar (on stderr) that advances as calls finish.
+a tqdm progress bar (on stderr) that advances as calls finish. A study that runs several batches (the
+thesis' second batch depends on the first's results, so its size is not known in advance) shows one bar
+per batch, numbered (``thesis: tasks, batch 2``): a bar's total is fixed when it appears and never jumps.
 
 Example::
 
@@ -32,6 +35,8 @@ import contextvars
 import sys
 
 from joblib import Parallel, delayed
+
+from dplr.threads import single_threaded
 
 __all__ = ["run_calls", "run_call_groups", "use_scheduler", "active_client", "progress"]
 
@@ -67,7 +72,7 @@ def active_client():
 @contextlib.contextmanager
 def progress(label="tasks", enabled=True, file=None):
     """Show a tqdm bar (``label``: its description) for every :func:`run_calls` in this block."""
-    token = _PROGRESS.set({"label": label, "file": file or sys.stderr} if enabled else None)
+    token = _PROGRESS.set({"label": label, "file": file or sys.stderr, "batches": 0} if enabled else None)
     try:
         yield
     finally:
@@ -80,7 +85,8 @@ def _bar(total):
         return None
     from tqdm.auto import tqdm  # imported here: only when a progress bar is shown
 
-    return tqdm(total=total, desc=settings["label"], file=settings["file"], unit="task", dynamic_ncols=True,
+    settings["batches"] += 1
+    return tqdm(total=total, desc=f"{settings['label']}, batch {settings['batches']}", file=settings["file"], unit="task", dynamic_ncols=True,
                 leave=False)
 
 
@@ -99,10 +105,11 @@ def run_calls(calls, n_jobs=1, client=None):
             return _run_dask(client, calls, bar)
         if n_jobs == 1 or len(calls) <= 1:
             results = []
-            for fn, args in calls:
-                results.append(fn(*args))
-                if bar is not None:
-                    bar.update(1)
+            with single_threaded():  # one worker, as a loky or Dask worker is: no oversubscribed cores
+                for fn, args in calls:
+                    results.append(fn(*args))
+                    if bar is not None:
+                        bar.update(1)
             return results
         results = [None] * len(calls)
         for i, result in Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")(

@@ -60,7 +60,7 @@ from dplr.losses import get_loss
 from dplr.solver.design import Design, evaluate
 from dplr.solver.taylor import bfgs_update, remainder_update, shared_start, taylor_order, taylor_steps
 from dplr.threads import default_threads, one_blas_thread, thread_map
-from dplr.validation import check_lambda, check_signed_data
+from dplr.validation import check_lambda, check_positive_integer, check_signed_data, check_tolerance
 
 __all__ = ["SolverResult", "solve_regularized_erm", "SINGLE_PRECISION_REG", "CHUNK_ELEMENTS"]
 
@@ -325,6 +325,7 @@ def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, delta=0.0, hube
             raise ValueError(f"delta must be a finite number >= 0 (or one per problem), got {delta!r}.")
         loss = get_loss(loss, huber_h)
         X, y = check_signed_data(X, y)
+        tol, max_iter = check_tolerance(tol), check_positive_integer(max_iter, "max_iter")
     n_threads = default_threads() if n_threads is None else int(n_threads)
     if chunk_size is None:
         chunk_size = max(8, CHUNK_ELEMENTS // X.shape[0])
@@ -353,7 +354,9 @@ def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, delta=0.0, hube
         bad = int(np.sum(grad_norm > tol))
         warnings.warn(
             f"{bad} of {k} problems did not reach gradient norm <= {tol:g} in {max_iter} Newton iterations "
-            f"(largest {grad_norm.max():.3g}). Increase max_iter or loosen tol.",
+            f"(largest {grad_norm.max():.3g}). Fix: loosen tol (a parameter of every dplr estimator and algorithm), "
+            f"raise max_iter (of dplr.algorithms.standard_erm and sensitivity_method, solver_options of "
+            f"objective_perturbation, and dplr.solver.solve_regularized_erm), or use a larger lam.",
             ConvergenceWarning,
             stacklevel=2,
         )

@@ -42,6 +42,7 @@ results do not depend on ``n_jobs``.
 from __future__ import annotations
 
 import warnings
+import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -59,6 +60,7 @@ from dplr.replication.thesis.published import THESIS_SEED
 from dplr.solver import solve_regularized_erm
 
 __all__ = [
+    "settings_repr",
     "ThesisPipeline",
     "SWITCHES",
     "LITERAL",
@@ -90,9 +92,19 @@ SWITCHES = {
 }
 
 
-@dataclass(frozen=True)
+def settings_repr(settings, note):
+    """``Name(field=value, ...)  # note``: a dataclass' fields (still valid Python) and what the object is not."""
+    fields = ", ".join(f"{f.name}={getattr(settings, f.name)!r}" for f in dataclasses.fields(settings))
+    return f"{type(settings).__name__}({fields})  # {note}"
+
+
+@dataclass(frozen=True, repr=False)
 class ThesisPipeline:
-    r"""The thesis' pipeline with one switch per step its text leaves open or states inconsistently.
+    r"""Not an estimator and not differentially private by design: the thesis' pipeline, one switch per open step.
+
+    One switch per step the thesis' text leaves open or states inconsistently; the literal reading
+    (:data:`LITERAL`) normalises with the data and is not ε-DP -- it is here to be replicated and diagnosed,
+    not used. For a private model use :mod:`dplr.estimators`.
 
     ``normalisation`` (real data only; see :data:`dplr.replication.thesis.data.NORMALISATIONS`)
         ``"row"`` (literal: "normalising every data vector"), ``"max_norm"``, ``"column_max"``,
@@ -148,6 +160,9 @@ class ThesisPipeline:
         if self.form not in ("nips2008", "corrected"):
             raise ValueError(f"form must be 'nips2008' or 'corrected', got {self.form!r}.")
 
+    def __repr__(self):
+        return settings_repr(self, "a reading of the thesis' pipeline: not an estimator, not differentially private")
+
     def switches(self):
         return {name: getattr(self, name) for name in SWITCHES}
 
@@ -160,9 +175,11 @@ class ThesisPipeline:
 LITERAL = ThesisPipeline()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SoundPipeline:
-    """A sound version of the study: public ranges, labels ±1, L2 objective, sign rule, misclassification rate.
+    """Not an estimator: the settings of a sound version of the study (public ranges, labels ±1, L2, sign rule).
+
+    Public ranges, labels ±1, the L2 objective, the sign rule and the misclassification rate.
 
     Real data: :func:`dplr.datasets.breast_cancer.scale_wdbc_public` with ``scale`` and ``widen`` (public ranges,
     an intercept column, :math:`\\lVert x\\rVert\\le1`). Simulated data are used as generated. The
@@ -173,6 +190,9 @@ class SoundPipeline:
     scale: str = "log"
     widen: float = 1.0
     form: str = "corrected"
+
+    def __repr__(self):
+        return settings_repr(self, "settings of the study's sound pipeline, not an estimator")
 
     def label(self, kinds=("real",)):
         return f"sound ({self.scale} public ranges, widen {self.widen:g}, {self.form})"
