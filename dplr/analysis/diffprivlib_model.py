@@ -163,8 +163,7 @@ def _log_density(W, X, y, cal):
     H = np.einsum("kn,ni,nj->kij", loss.second_derivative(Z), U, U)
     H[:, np.arange(D), np.arange(D)] += reg
     sign, logdet = np.linalg.slogdet(H)
-    if np.any(sign <= 0):
-        raise FloatingPointError("the Jacobian is not positive definite at some output.")
+    logdet = np.where(sign > 0, logdet, -np.inf)  # numerically singular: an unregularised intercept far out
     return VectorLaplace.from_rate(D, cal.noise_rate).log_density(B) + logdet, B
 
 
@@ -175,7 +174,8 @@ def diffprivlib_privacy_loss(W, X, y, X_prime, y_prime, cal: DiffprivlibCalibrat
     :math:`b_D(w) = -n(\lambda P + \Delta I)w - \sum_i\ell'(u_i^\top w)u_i` with :math:`u_i = y_i(x_i, 1)`
     (:math:`P` the projection on the regularised coordinates) is a bijection of :math:`\mathbb{R}^{d+1}` (strictly
     convex objective), so :math:`p_D(w) = \nu(b_D(w))\det\nabla b_D(w)`. Returns ``(total, noise, jacobian)``,
-    arrays of shape ``(k,)``.
+    arrays of shape ``(k,)``. Where :math:`\det\nabla b_D(w)` underflows to 0 in floating point (an unregularised
+    intercept at a large output) its logarithm is :math:`-\infty`, and ``total`` may be infinite or NaN there.
     """
     (ld, B), (ldp, Bp) = _log_density(W, X, y, cal), _log_density(W, X_prime, y_prime, cal)
     noise = cal.noise_rate * (np.linalg.norm(Bp, axis=1) - np.linalg.norm(B, axis=1))
