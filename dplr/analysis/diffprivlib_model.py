@@ -172,8 +172,10 @@ def diffprivlib_privacy_loss(W, X, y, X_prime, y_prime, cal: DiffprivlibCalibrat
 
     ``W`` is ``(coef, intercept)`` as diffprivlib's ``fit`` returns it. Density by change of variables:
     :math:`b_D(w) = -n(\lambda P + \Delta I)w - \sum_i\ell'(u_i^\top w)u_i` with :math:`u_i = y_i(x_i, 1)`
-    (:math:`P` the projection on the regularised coordinates) is a bijection of :math:`\mathbb{R}^{d+1}` (strictly
-    convex objective), so :math:`p_D(w) = \nu(b_D(w))\det\nabla b_D(w)`. Returns ``(total, noise, jacobian)``,
+    (:math:`P` the projection on the regularised coordinates) is one-to-one (strictly convex objective), and ``w``
+    is the minimiser for the noise :math:`b_D(w)`, so :math:`p_D(w) = \nu(b_D(w))\det\nabla b_D(w)` at every
+    ``w``. (It is onto :math:`\mathbb{R}^{d+1}` when every coordinate is regularised; with an unregularised
+    intercept some noise vectors have no minimiser, and diffprivlib then returns wherever L-BFGS stops.) Returns ``(total, noise, jacobian)``,
     arrays of shape ``(k,)``. Where :math:`\det\nabla b_D(w)` underflows to 0 in floating point (an unregularised
     intercept at a large output) its logarithm is :math:`-\infty`, and ``total`` may be infinite or NaN there.
     """
