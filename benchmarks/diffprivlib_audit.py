@@ -20,7 +20,7 @@ Runs in diffprivlib's own environment (``benchmarks/diffprivlib_requirements.txt
    ``fit`` is run ``N_RUNS`` times on each data set of the recorded pair, as shipped and with the corrected
    calibration; the outputs are recorded (the chapter runs dplr's black-box auditor on them).
 
-About 15 minutes on two busy cores, most of it the 24,000 fits.
+About 35 minutes on two busy cores (the recorded run: 2,040 s), almost all of it the 24,000 fits.
 """
 from __future__ import annotations
 
