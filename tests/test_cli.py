@@ -12,6 +12,7 @@ from dplr.replication.paper.summaries import cell_errors
 from dplr.replication.thesis import cells as thesis_cells
 from dplr.replication.thesis.pipeline import SoundPipeline
 from dplr.replication.thesis.published import THESIS_FOLDS
+from dplr.replication.thesis.study import target_needs
 
 
 def test_help_lists_every_target_and_group():
@@ -105,3 +106,19 @@ def test_the_record_holds_the_seeds_the_studies_ran_with_when_none_is_given():
     from dplr.replication.thesis.published import THESIS_SEED
 
     assert rp.seed_used("thesis") == THESIS_SEED and rp.seed_used("thesis", 0) == 0
+
+
+def test_one_thesis_target_runs_only_what_it_needs(monkeypatch):
+    # asking for one thesis figure runs the diagnosis (it selects the pipeline) and that figure's cells only
+    asked = []
+    monkeypatch.setattr(rp, "run_thesis_study", lambda **kwargs: asked.append(kwargs["needs"]))
+    figure4 = [rp.TARGETS["thesis-figure4"]]
+    rp.run_thesis(seed=1, n_restarts=2, show_progress=False, targets=figure4)
+    rp.run_thesis(seed=1, n_restarts=2, show_progress=False, targets=[rp.TARGETS[n] for n in rp.GROUPS["thesis"]])
+    rp.run_thesis(seed=1, n_restarts=2, show_progress=False,
+                  targets=[rp.TARGETS["thesis-table2"], rp.TARGETS["thesis-figure9"]])
+    assert asked == [{("learning", "separable"), ("full", "separable")}, None,
+                     {("full", "separable"), ("full", "inseparable"), ("full", "real")}]
+    assert target_needs("figure8") == {("full", "inseparable")}
+    with pytest.raises(ValueError, match="no thesis item"):
+        target_needs("figure3")

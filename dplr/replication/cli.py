@@ -40,7 +40,7 @@ from dplr.replication.paper.study import Replication
 from dplr.replication.runner import progress, use_scheduler
 from dplr.replication.thesis import published as thesis_published
 from dplr.replication.thesis.cells import verdicts
-from dplr.replication.thesis.study import run_thesis_study
+from dplr.replication.thesis.study import run_thesis_study, target_needs
 
 __all__ = ["TARGETS", "GROUPS", "Target", "resolve_targets", "seed_used", "check_out_folder", "reproduce", "main"]
 
@@ -124,12 +124,16 @@ def run_paper(targets, seed=None, n_jobs=1, n_restarts=None, show_progress=True)
                        wall_seconds=wall, variants=(ex.FIGURE1_VARIANTS[0],))
 
 
-def run_thesis(seed=None, n_jobs=1, n_restarts=None, show_progress=True):
-    """:func:`~dplr.replication.thesis.study.run_thesis_study` with the given seed, workers and restarts."""
+def run_thesis(seed=None, n_jobs=1, n_restarts=None, show_progress=True, targets=None):
+    """:func:`~dplr.replication.thesis.study.run_thesis_study` with the given seed, workers and restarts; for some of
+    the thesis' targets only (``targets``, names as in :data:`TARGETS`), only what they need."""
     seed = seed_used("thesis", seed)
     n_restarts = thesis_published.THESIS_RESTARTS if n_restarts is None else n_restarts
+    names = None if targets is None else {t.name for t in targets}
+    needs = None if names is None or names >= set(GROUPS["thesis"]) else \
+        set().union(*(target_needs(name.removeprefix("thesis-")) for name in names))
     with progress("thesis: tasks", enabled=show_progress):
-        return run_thesis_study(seed=seed, n_jobs=n_jobs, n_restarts=n_restarts)
+        return run_thesis_study(seed=seed, n_jobs=n_jobs, n_restarts=n_restarts, needs=needs)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -341,7 +345,8 @@ def reproduce(names, out="reproduced", seed=None, n_restarts=None, workers=None,
                 results["paper"] = run_paper([t for t in targets if t.source == "paper"], seed, workers, n_restarts,
                                              not quiet)
             else:
-                results["thesis"] = run_thesis(seed, workers, n_restarts, not quiet)
+                results["thesis"] = run_thesis(seed, workers, n_restarts, not quiet,
+                                               [t for t in targets if t.source == "thesis"])
             record["seconds"][source] = round(time.perf_counter() - start, 2)
             log(f"[{source}] done in {record['seconds'][source]:.1f} s")
     plt, figures = _plotting()

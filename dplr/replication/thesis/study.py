@@ -48,7 +48,7 @@ from dplr.replication.thesis.published import (
 )
 
 __all__ = ["CONSISTENT_RULES", "USEFUL_MARGIN", "RANGE_VARIANTS", "RANGE_REPLICAS", "ThesisStudy", "run_thesis_study",
-           "time_fits"]
+           "target_needs", "time_fits"]
 
 #: Prediction rule / error pairs that agree on labels ±1 (and so with the simulated results).
 CONSISTENT_RULES = ("inverted/correct", "sign/misclassified")
@@ -231,8 +231,28 @@ def _with_form(pipeline, form):
     return replace(pipeline, form=form)
 
 
-def run_thesis_study(seed=THESIS_SEED, n_jobs=2, n_restarts=THESIS_RESTARTS):
-    """Run the chapter's whole study: four steps in two parallel batches.
+def target_needs(name):
+    """The phase-2 cells one published item needs, as ``(part, kind)`` pairs (for :func:`run_thesis_study`'s ``needs``).
+
+    ``"table2"``: the full-size cells of every data set; ``"figure4"`` to ``"figure6"`` (learning curves of the
+    separable, inseparable and breast-cancer data): that data set's learning-curve cells and its full-size cell
+    (the curve's last point); ``"figure7"`` to ``"figure9"`` (error against ε): that data set's full-size cells.
+    """
+    if name == "table2":
+        return {("full", kind) for kind in KINDS}
+    figures = {4: "separable", 5: "inseparable", 6: "real", 7: "separable", 8: "inseparable", 9: "real"}
+    number = int(name.removeprefix("figure")) if name.removeprefix("figure").isdigit() else None
+    if number not in figures:
+        raise ValueError(f"no thesis item {name!r}: 'table2' or 'figure4' to 'figure9'.")
+    kind = figures[number]
+    return {("learning", kind), ("full", kind)} if number <= 6 else {("full", kind)}
+
+
+def run_thesis_study(seed=THESIS_SEED, n_jobs=2, n_restarts=THESIS_RESTARTS, needs=None):
+    """Run the chapter's whole study: four steps in two parallel batches (``needs=None``), or only what some
+    published items need (``needs``: a set of ``(part, kind)`` pairs, e.g. from :func:`target_needs`): steps 1 and 2
+    in full, no λ searches of step 3, and of step 4 only the cells of those parts and data sets. A cell's result
+    does not depend on which other cells run (each draws from its own stream).
 
     1. **Diagnosis searches** (:func:`diagnosis_search`) on the three data sets at the thesis'
        protocol (λ = 0.01, ε = 0.1, five folds × ``n_restarts``), and the sound pipeline's λ search.
@@ -278,6 +298,9 @@ def run_thesis_study(seed=THESIS_SEED, n_jobs=2, n_restarts=THESIS_RESTARTS):
     start = time.perf_counter()
     searched = {("separable", "thesis"): simulated, ("inseparable", "thesis"): simulated,
                 ("real", "thesis"): pipelines["real"], ("real", "free"): pipelines["real_free"]}
+    if needs is not None:
+        parts = {part: [c for c in cells if (part, c.kind) in needs] for part, cells in parts.items()}
+        searched = {}
     calls = cell_calls([c for cells in parts.values() for c in cells], seed)
     # one batch, largest jobs first (the λ searches, then the cells, largest first)
     outputs = run_call_groups({**{key: lambda_calls(key[0], p, LAMBDA_GRID, seed) for key, p in searched.items()},
