@@ -40,7 +40,7 @@ import pandas as pd
 
 from dplr.algorithms import objective_perturbation_noise, sensitivity_method_noise, standard_erm
 from dplr.losses import get_loss
-from dplr.solver import solve_regularized_erm
+from dplr.solver import solve_on_part
 from dplr.threads import default_threads, one_blas_thread, thread_map
 from dplr.validation import (
     check_epsilon,
@@ -180,25 +180,23 @@ class _Run:
 
 
 def _solve_part(X, y, lam, objective_rngs, loss, with_erm):
-    r"""All solves one part needs, in one batch: the non-private minimiser and one Algorithm 2 run per ε.
+    r"""All solves one part needs, sharing one Hessian: the non-private minimiser and one Algorithm 2 run per ε.
 
     ``objective_rngs`` maps ε to the stream of its Algorithm 2 draw
-    (:func:`dplr.algorithms.objective_perturbation_noise`). The unperturbed problem is
-    :math:`b = 0, \Delta = 0`; problems with equal :math:`\Delta` share a batch of the solver, whose
-    minimisers do not depend on the batching (only their rounding does). Returns ``(w_star or None,
+    (:func:`dplr.algorithms.objective_perturbation_noise`). :func:`dplr.solver.solve_on_part` computes the
+    unperturbed minimiser (the start of every perturbed problem, and Algorithm 1's :math:`w^*`), one Hessian
+    there, and solves every ε's problem, whatever its :math:`\Delta`, around it. Each minimiser depends only on
+    its own draw and the part, not on which other problems share the batch. Returns ``(w_star or None,
     {epsilon: w})``.
     """
     n, d = X.shape
-    noise, deltas = ([np.zeros(d)], [0.0]) if with_erm else ([], [])
+    noise, deltas = [], []
     for eps, rng in objective_rngs.items():
         b, calibration = objective_perturbation_noise(n, d, eps, lam, loss, random_state=rng, check_input=False)
         noise.append(b)
         deltas.append(calibration.delta)
-    if not noise:
-        return None, {}
-    W = solve_regularized_erm(X, y, lam, loss, b=np.vstack(noise), delta=np.array(deltas), warm_start=False,
-                              check_input=False).coef
-    return (W[0] if with_erm else None), dict(zip(objective_rngs, W[1:] if with_erm else W))
+    solution = solve_on_part(X, y, lam, loss, np.reshape(noise, (-1, d)), np.array(deltas))
+    return (solution.w0 if with_erm else None), dict(zip(objective_rngs, solution.coef))
 
 
 def _candidates(method, eps, solved, run, lambdas, loss, d):
