@@ -10,7 +10,8 @@ unperturbed problem (Algorithm 1 releases its minimiser plus noise) and one Algo
 
 whose :math:`\Delta_j` differ from ε to ε. :func:`solve_on_part` shares the expensive work among them:
 
-1. the unperturbed minimiser :math:`w_0` (:func:`dplr.solver.solve_regularized_erm`, one problem);
+1. the unperturbed minimiser :math:`w_0` (damped Newton from 0, exact Hessians over the points with non-zero
+   curvature -- for the Huber loss only those in its quadratic band -- and the acceptance rule of step 3);
 2. **one** Hessian :math:`H_0` at :math:`w_0` and **one** eigendecomposition :math:`H_0 = V\,\mathrm{diag}(e)\,V^\top`,
    so that :math:`(H_0 + \Delta_j I)^{-1} = V\,\mathrm{diag}(1/(e + \Delta_j))\,V^\top` serves every
    :math:`\Delta_j` (the Hessian of :math:`J_j` at :math:`w_0` is exactly :math:`H_0 + \Delta_j I`);
@@ -38,8 +39,6 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from dplr.solver.batched import solve_regularized_erm
-
 __all__ = ["PartSolution", "solve_on_part", "REFRESH_RATIO"]
 
 #: A step that shrinks the gradient norm by less than this factor earns the problem its own exact Hessian.
@@ -62,10 +61,36 @@ class PartSolution:
 
 
 def _hessian(X, curvature, reg):
+    """reg I + X^T diag(curvature) X / n, over the rows with non-zero curvature (Huber: the band only)."""
     n, d = X.shape
+    rows = np.flatnonzero(curvature)
+    if rows.size < n:
+        X, curvature = X[rows], curvature[rows]
     H = (X.T * curvature) @ X / n
     H[np.arange(d), np.arange(d)] += reg
     return H
+
+
+def _unperturbed(Xy, XyT, lam, loss, tol, max_iter):
+    """w0 by damped Newton from 0: exact Hessian each step, the same acceptance rule as the perturbed problems."""
+    n, d = Xy.shape
+    zero = np.zeros((1, d))
+    W = zero.copy()
+    J, G, Z = _evaluate(XyT, W, zero, np.array([lam]), loss, n)
+    for _ in range(max_iter):
+        gnorm = np.linalg.norm(G[0])
+        if gnorm <= tol:
+            break
+        P = -np.linalg.solve(_hessian(Xy, loss.second_derivative(Z[0]), lam), G[0])
+        slope, step = float(G[0] @ P), 1.0
+        for _ in range(MAX_HALVINGS):
+            W_try = W + step * P
+            J_try, G_try, Z_try = _evaluate(XyT, W_try, zero, np.array([lam]), loss, n)
+            if np.linalg.norm(G_try[0]) <= 0.5 * gnorm or J_try[0] <= J[0] + ARMIJO * step * slope:
+                break
+            step *= 0.5
+        W, J, G, Z = W_try, J_try, G_try, Z_try
+    return W[0], float(np.linalg.norm(G[0]))
 
 
 def _evaluate(XyT, W, B, reg, loss, n):
@@ -86,11 +111,14 @@ def solve_on_part(X, y, lam, loss, B, deltas, tol=1e-8, max_iter=200):
     B = np.asarray(B, dtype=float).reshape(-1, d)
     deltas = np.asarray(deltas, dtype=float).reshape(-1)
     k = B.shape[0]
-    w0 = solve_regularized_erm(X, y, lam, loss, tol=tol, check_input=False).coef
-    if k == 0:
-        return PartSolution(w0, np.empty((0, d)), np.empty(0), np.zeros(0, dtype=int), 0)
     Xy = X * y[:, None]
     XyT = np.ascontiguousarray(Xy.T)
+    w0, w0_norm = _unperturbed(Xy, XyT, lam, loss, tol, max_iter)
+    if w0_norm > tol:
+        warnings.warn(f"the unperturbed problem did not reach gradient norm <= {tol:g} ({w0_norm:.3g}).",
+                      ConvergenceWarning, stacklevel=2)
+    if k == 0:
+        return PartSolution(w0, np.empty((0, d)), np.empty(0), np.zeros(0, dtype=int), 0)
     eigvals, V = np.linalg.eigh(_hessian(Xy, loss.second_derivative(Xy @ w0), lam))
     n_hessians = 1
     reg = lam + deltas
