@@ -42,7 +42,7 @@ from sklearn.exceptions import ConvergenceWarning
 __all__ = ["PartSolution", "solve_on_part", "REFRESH_RATIO"]
 
 #: A step that shrinks the gradient norm by less than this factor earns the problem its own exact Hessian.
-REFRESH_RATIO = 0.25
+REFRESH_RATIO = 0.5
 ARMIJO = 1e-4
 MAX_HALVINGS = 40
 
