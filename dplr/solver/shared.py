@@ -10,8 +10,9 @@ unperturbed problem (Algorithm 1 releases its minimiser plus noise) and one Algo
 
 whose :math:`\Delta_j` differ from ε to ε. :func:`solve_on_part` shares the expensive work among them:
 
-1. the unperturbed minimiser :math:`w_0` (damped Newton from 0, exact Hessians over the points with non-zero
-   curvature -- for the Huber loss only those in its quadratic band -- and the acceptance rule of step 3);
+1. the unperturbed minimiser :math:`w_0`, by the iteration of step 3 from 0 with the Hessian at 0 as
+   :math:`M` (for the logistic loss :math:`X^\top X/4n + \lambda I`; for the Huber loss, whose band excludes
+   the margin 0, :math:`\lambda I`, replaced by an exact Hessian after the first slow step);
 2. **one** Hessian :math:`H_0` at :math:`w_0` and **one** eigendecomposition :math:`H_0 = V\,\mathrm{diag}(e)\,V^\top`,
    so that :math:`(H_0 + \Delta_j I)^{-1} = V\,\mathrm{diag}(1/(e + \Delta_j))\,V^\top` serves every
    :math:`\Delta_j` (the Hessian of :math:`J_j` at :math:`w_0` is exactly :math:`H_0 + \Delta_j I`);
@@ -19,7 +20,9 @@ whose :math:`\Delta_j` differ from ε to ε. :func:`solve_on_part` shares the ex
    problems in one pass over the part per iteration (one matrix product for the margins, one for the
    gradients). :math:`M_j` starts as :math:`H_0 + \Delta_j I`; a problem whose gradient norm fell by less
    than :data:`REFRESH_RATIO` in a step gets its exact Hessian at its current point as :math:`M_j`
-   (a Newton step; needed where the noise moved it far from :math:`w_0`, e.g. at ε = 0.01).
+   (a Newton step; needed where the noise moved it far from :math:`w_0`, e.g. at ε = 0.01). Hessians are
+   sums over the points with non-zero curvature only (Huber: its quadratic band), accumulated in float32
+   under the rule of :data:`~dplr.solver.batched.SINGLE_PRECISION_REG`: they only precondition.
 
 **Convergence.** :math:`M_j` is positive definite, so :math:`-M_j^{-1}\nabla J_j` is a descent
 direction of the :math:`(\lambda+\Delta_j)`-strongly convex :math:`J_j`; a step is accepted when the
@@ -38,6 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+
+from dplr.solver.batched import SINGLE_PRECISION_REG
 
 __all__ = ["PartSolution", "solve_on_part", "REFRESH_RATIO"]
 
@@ -60,37 +65,19 @@ class PartSolution:
     n_hessians: int
 
 
-def _hessian(X, curvature, reg):
-    """reg I + X^T diag(curvature) X / n, over the rows with non-zero curvature (Huber: the band only)."""
-    n, d = X.shape
+def _hessian(Xy, curvature, reg, dtype):
+    """reg I + Xy^T diag(curvature) Xy / n over the rows with non-zero curvature (Huber: its band only).
+
+    Accumulated in ``dtype`` (float32 where :data:`~dplr.solver.batched.SINGLE_PRECISION_REG` allows: it is a
+    preconditioner, and the stopping test uses float64 gradients), returned in float64.
+    """
+    n, d = Xy.shape
     rows = np.flatnonzero(curvature)
-    if rows.size < n:
-        X, curvature = X[rows], curvature[rows]
-    H = (X.T * curvature) @ X / n
+    X, c = (Xy, curvature) if rows.size == n else (Xy[rows], curvature[rows])
+    X = X.astype(dtype, copy=False)
+    H = ((X.T * c.astype(dtype)) @ X).astype(float) / n
     H[np.arange(d), np.arange(d)] += reg
     return H
-
-
-def _unperturbed(Xy, XyT, lam, loss, tol, max_iter):
-    """w0 by damped Newton from 0: exact Hessian each step, the same acceptance rule as the perturbed problems."""
-    n, d = Xy.shape
-    zero = np.zeros((1, d))
-    W = zero.copy()
-    J, G, Z = _evaluate(XyT, W, zero, np.array([lam]), loss, n)
-    for _ in range(max_iter):
-        gnorm = np.linalg.norm(G[0])
-        if gnorm <= tol:
-            break
-        P = -np.linalg.solve(_hessian(Xy, loss.second_derivative(Z[0]), lam), G[0])
-        slope, step = float(G[0] @ P), 1.0
-        for _ in range(MAX_HALVINGS):
-            W_try = W + step * P
-            J_try, G_try, Z_try = _evaluate(XyT, W_try, zero, np.array([lam]), loss, n)
-            if np.linalg.norm(G_try[0]) <= 0.5 * gnorm or J_try[0] <= J[0] + ARMIJO * step * slope:
-                break
-            step *= 0.5
-        W, J, G, Z = W_try, J_try, G_try, Z_try
-    return W[0], float(np.linalg.norm(G[0]))
 
 
 def _evaluate(XyT, W, B, reg, loss, n):
@@ -102,36 +89,21 @@ def _evaluate(XyT, W, B, reg, loss, n):
     return J, G, Z
 
 
-def solve_on_part(X, y, lam, loss, B, deltas, tol=1e-8, max_iter=200):
-    """The unperturbed minimiser and the perturbed ones (rows of ``B``, per-problem ``deltas``) on one part.
-
-    Inputs are trusted (callers validated them at the public boundary). Returns a :class:`PartSolution`.
-    """
-    n, d = X.shape
-    B = np.asarray(B, dtype=float).reshape(-1, d)
-    deltas = np.asarray(deltas, dtype=float).reshape(-1)
-    k = B.shape[0]
-    Xy = X * y[:, None]
-    XyT = np.ascontiguousarray(Xy.T)
-    w0, w0_norm = _unperturbed(Xy, XyT, lam, loss, tol, max_iter)
-    if w0_norm > tol:
-        warnings.warn(f"the unperturbed problem did not reach gradient norm <= {tol:g} ({w0_norm:.3g}).",
-                      ConvergenceWarning, stacklevel=2)
-    if k == 0:
-        return PartSolution(w0, np.empty((0, d)), np.empty(0), np.zeros(0, dtype=int), 0)
-    eigvals, V = np.linalg.eigh(_hessian(Xy, loss.second_derivative(Xy @ w0), lam))
-    n_hessians = 1
-    reg = lam + deltas
-    W = np.repeat(w0[None, :], k, axis=0)
+def _iterate(Xy, XyT, W, B, lam, shift, shared, loss, tol, max_iter, dtype):
+    """Preconditioned descent for the rows of W: M_j = V diag(e + shift_j) V^T (``shared`` = (e, V)) until a
+    slow step earns problem j its exact Hessian. Returns ``(W, gradient norms, passes, Hessians formed)``."""
+    n = Xy.shape[0]
+    eigvals, V = shared
+    reg = lam + shift
     J, G, Z = _evaluate(XyT, W, B, reg, loss, n)
     gnorm = np.linalg.norm(G, axis=1)
     own = {}  # problem -> its exact Hessian at a recent iterate
-    n_passes = np.ones(k, dtype=int)
+    n_passes, n_hessians = np.ones(len(W), dtype=int), 0
     for _ in range(max_iter):
         active = np.flatnonzero(gnorm > tol)
         if active.size == 0:
             break
-        P = -((G[active] @ V) / (eigvals[None, :] + deltas[active, None])) @ V.T
+        P = -((G[active] @ V) / (eigvals[None, :] + shift[active, None])) @ V.T
         for a, j in enumerate(active):
             if j in own:
                 P[a] = -np.linalg.solve(own[j], G[j])
@@ -146,11 +118,11 @@ def solve_on_part(X, y, lam, loss, B, deltas, tol=1e-8, max_iter=200):
             g_try = np.linalg.norm(G_try, axis=1)
             ok = (g_try <= 0.5 * gnorm[rows]) | (J_try <= J[rows] + ARMIJO * step[pending] * slope[pending])
             good = rows[ok]
-            slow = good[g_try[ok] > REFRESH_RATIO * gnorm[good]]
+            slow = set(good[g_try[ok] > REFRESH_RATIO * gnorm[good]].tolist())
             W[good], G[good], J[good], gnorm[good] = W_try[ok], G_try[ok], J_try[ok], g_try[ok]
             for j, z in zip(good, Z_try[ok]):
                 if j in slow and gnorm[j] > tol:
-                    own[j] = _hessian(Xy, loss.second_derivative(z), reg[j])
+                    own[j] = _hessian(Xy, loss.second_derivative(z), reg[j], dtype)
                     n_hessians += 1
             pending = pending[~ok]
             if pending.size == 0:
@@ -158,6 +130,35 @@ def solve_on_part(X, y, lam, loss, B, deltas, tol=1e-8, max_iter=200):
             step[pending] *= 0.5
         else:
             break
+    return W, gnorm, n_passes, n_hessians
+
+
+def solve_on_part(X, y, lam, loss, B, deltas, tol=1e-8, max_iter=200):
+    """The unperturbed minimiser and the perturbed ones (rows of ``B``, per-problem ``deltas``) on one part.
+
+    Inputs are trusted (callers validated them at the public boundary). Returns a :class:`PartSolution`.
+    """
+    n, d = X.shape
+    B = np.asarray(B, dtype=float).reshape(-1, d)
+    deltas = np.asarray(deltas, dtype=float).reshape(-1)
+    k = B.shape[0]
+    Xy = X * y[:, None]
+    XyT = np.ascontiguousarray(Xy.T)
+    radius2 = float(np.max(np.einsum("ij,ij->i", Xy, Xy))) if n else 0.0
+    dtype = np.float32 if lam >= SINGLE_PRECISION_REG * loss.curvature * radius2 else np.float64
+    zero = np.zeros((1, d))
+    w0, w0_norm, _, n_hessians = _iterate(Xy, XyT, zero.copy(), zero, lam, np.zeros(1), np.linalg.eigh(
+        _hessian(Xy, loss.second_derivative(np.zeros(n)), lam, dtype)), loss, tol, max_iter, dtype)
+    w0 = w0[0]
+    if w0_norm[0] > tol:
+        warnings.warn(f"the unperturbed problem did not reach gradient norm <= {tol:g} ({w0_norm[0]:.3g}).",
+                      ConvergenceWarning, stacklevel=2)
+    if k == 0:
+        return PartSolution(w0, np.empty((0, d)), np.empty(0), np.zeros(0, dtype=int), n_hessians + 1)
+    shared = np.linalg.eigh(_hessian(Xy, loss.second_derivative(Xy @ w0), lam, dtype))
+    W, gnorm, n_passes, more = _iterate(Xy, XyT, np.repeat(w0[None, :], k, axis=0), B, lam, deltas, shared, loss,
+                                        tol, max_iter, dtype)
+    n_hessians += more + 2
     if np.any(gnorm > tol):
         warnings.warn(f"{int(np.sum(gnorm > tol))} of {k} problems did not reach gradient norm <= {tol:g} "
                       f"(largest {gnorm.max():.3g}).", ConvergenceWarning, stacklevel=2)
