@@ -26,8 +26,9 @@ whose :math:`\Delta_j` differ from ε to ε. :func:`solve_on_part` shares the ex
 
 **Convergence.** :math:`M_j` is positive definite, so :math:`-M_j^{-1}\nabla J_j` is a descent
 direction of the :math:`(\lambda+\Delta_j)`-strongly convex :math:`J_j`; a step is accepted when the
-gradient norm falls by half (fast local convergence) or, failing that, when the Armijo condition on
-:math:`J_j` holds, with backtracking: preconditioned gradient descent with a line search, which
+Armijo condition on :math:`J_j` holds or, where rounding hides the decrease of :math:`J_j` near the minimiser,
+when the gradient norm falls by half without :math:`J_j` rising above its rounding (accepting a rise lets
+Newton cycle on the piecewise Huber loss), with backtracking: preconditioned gradient descent with a line search, which
 converges from any start. A problem stops when its gradient norm, computed in float64 as in
 :mod:`dplr.solver.batched`, is at most ``tol``: the minimiser is unique, so this path gives the same
 minimisers as :func:`dplr.solver.damped_newton`. Each problem's iterates depend only on its own
@@ -50,6 +51,8 @@ __all__ = ["PartSolution", "solve_on_part", "REFRESH_RATIO"]
 REFRESH_RATIO = 0.5
 ARMIJO = 1e-4
 MAX_HALVINGS = 40
+#: Relative rounding of J tolerated when a step is accepted for its gradient (a few float64 ulps of the sums).
+ROUNDING = 1e-13
 
 
 @dataclass(frozen=True)
@@ -116,7 +119,10 @@ def _iterate(Xy, XyT, W, B, lam, shift, shared, loss, tol, max_iter, dtype):
             J_try, G_try, Z_try = _evaluate(XyT, W_try, B[rows], reg[rows], loss, n)
             n_passes[rows] += 1
             g_try = np.linalg.norm(G_try, axis=1)
-            ok = (g_try <= 0.5 * gnorm[rows]) | (J_try <= J[rows] + ARMIJO * step[pending] * slope[pending])
+            # Armijo on J; or, near the minimiser where J's rounding hides the decrease, a halved gradient norm
+            # with J not above its rounding (never an increase of J: Newton on a piecewise loss can cycle)
+            armijo = J_try <= J[rows] + ARMIJO * step[pending] * slope[pending]
+            ok = armijo | ((g_try <= 0.5 * gnorm[rows]) & (J_try <= J[rows] + ROUNDING * np.abs(J[rows])))
             good = rows[ok]
             slow = set(good[g_try[ok] > REFRESH_RATIO * gnorm[good]].tolist())
             W[good], G[good], J[good], gnorm[good] = W_try[ok], G_try[ok], J_try[ok], g_try[ok]
