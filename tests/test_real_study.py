@@ -36,10 +36,10 @@ def _rows(shift, repeats=30, seed=1):
 def test_paired_comparison_rule_finds_a_clear_difference_and_not_a_null_one():
     # A shift of -0.05 against per-repeat noise sd 0.014 over 30 paired repeats: p = 2e-18 with this seed.
     clear = paired_comparisons(_rows(-0.05)).iloc[0]
-    assert clear.verdict == "objective better" and clear.high < 0
+    assert clear.verdict == "objective better" and clear.ci_high < 0
     # No shift: this fixed seed gives p = 0.71; over seeds a correct test would fail here with probability 0.05.
     null = paired_comparisons(_rows(0.0)).iloc[0]
-    assert null.verdict == "no difference shown" and null.low < 0 < null.high
+    assert null.verdict == "no difference shown" and null.ci_low < 0 < null.ci_high
 
 
 @pytest.mark.parametrize("loss", ["logistic", "huber"])
@@ -51,4 +51,4 @@ def test_small_study_does_not_depend_on_threads(loss):
     pd.testing.assert_frame_equal(one.rows, two.rows)
     pd.testing.assert_frame_equal(one.comparisons, two.comparisons)
     assert set(one.points.part) == {"tradeoff", "curve"} and set(one.points.n) == {750, 1500}
-    assert (one.points["low"] <= one.points["mean"]).all() and (one.points["mean"] <= one.points["high"]).all()
+    assert (one.points.ci_low <= one.points["mean"]).all() and (one.points["mean"] <= one.points.ci_high).all()

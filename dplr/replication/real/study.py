@@ -91,7 +91,7 @@ def paired_comparisons(rows, level=0.95, alpha=ALPHA):
         else:  # every repeat gave the same difference: none (p = 1) or a sure one (p = 0)
             p = 1.0 if diff[0] == 0 else 0.0
         out.append(dict(zip(["data", "loss", "part", "epsilon", "n"], key), mean_difference=float(diff.mean()),
-                        low=low, high=high, p=p, repeats=diff.size))
+                        ci_low=low, ci_high=high, p=p, repeats=diff.size))
     table = pd.DataFrame(out)
     table["p_holm"] = table.groupby(["data", "loss"])["p"].transform(lambda p: holm(p.to_numpy()))
     table["verdict"] = np.where(table.p_holm >= alpha, "no difference shown",
@@ -121,7 +121,7 @@ def _points(rows):
         values = group[column].to_numpy()
         low, high = t_interval(values) if np.ptp(values) > 0 else (values.mean(), values.mean())
         out.append(dict(zip(["data", "loss", "part", "method", "epsilon", "n"], key), mean=float(values.mean()),
-                        low=low, high=high, repeats=values.size))
+                        ci_low=low, ci_high=high, repeats=values.size))
     return pd.DataFrame(out)
 
 
