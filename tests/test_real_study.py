@@ -52,3 +52,10 @@ def test_small_study_does_not_depend_on_threads(loss):
     pd.testing.assert_frame_equal(one.comparisons, two.comparisons)
     assert set(one.points.part) == {"tradeoff", "curve"} and set(one.points.n) == {750, 1500}
     assert (one.points.ci_low <= one.points["mean"]).all() and (one.points["mean"] <= one.points.ci_high).all()
+
+
+def test_small_study_is_the_same_on_processes():
+    kwargs = dict(datasets=("adult",), losses=("logistic",), n_repeats=2, sizes=(0.5, 1.0), epsilons=(0.1, 1.0),
+                  curve_epsilons=(0.1,), data={"adult": _dataset(seed=3)}, seed=9)
+    here = run_real_study(n_jobs=1, **kwargs)
+    pd.testing.assert_frame_equal(here.rows, run_real_study(n_jobs=2, processes=True, **kwargs).rows)

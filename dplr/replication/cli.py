@@ -337,8 +337,6 @@ def reproduce(names, out="reproduced", seed=None, n_restarts=None, workers=None,
                 results["paper"] = run_paper([t for t in targets if t.source == "paper"], seed, workers, n_restarts,
                                              not quiet)
             elif source == "real":
-                if scheduler:
-                    log("[real] runs on this machine's threads: the Dask path is not implemented for it yet")
                 results["real"] = run_real([t for t in targets if t.source == "real"], seed, workers, n_restarts,
                                            not quiet)
             else:

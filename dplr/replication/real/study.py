@@ -22,7 +22,9 @@ two-sided paired t-test and a 95% t-interval; the p-values of *all* comparisons 
 t-interval of the mean test error over the repeats.
 
 Streams: :func:`dplr.replication.seeding.task_stream` keyed by (data set, loss, "tradeoff") and (data set,
-loss, "curve", size): the numbers do not depend on the order, on threads or on other cells.
+loss, "curve", size): the numbers do not depend on the order, on threads, processes or a Dask cluster, or on
+other cells. The learning-curve subsamples are nested prefixes of one permutation per data set and loss; each
+repeat redraws the split, noise and selection within them.
 """
 from __future__ import annotations
 
@@ -35,8 +37,10 @@ from scipy import stats
 
 from dplr.algorithms import standard_erm
 from dplr.datasets import load_adult, load_kddcup99, majority_error
+from dplr.replication.runner import active_client, run_call_groups
 from dplr.replication.seeding import task_stream
 from dplr.replication.statistics import t_interval
+from dplr.threads import default_threads
 from dplr.tuning import private_tuning_experiment, test_error
 
 __all__ = ["LAMBDAS", "EPSILONS", "CURVE_EPSILONS", "SIZES", "ALPHA", "DATASETS", "LOSSES", "DEFAULT_SEED",
@@ -125,44 +129,59 @@ def _points(rows):
     return pd.DataFrame(out)
 
 
+def _cell(X, y, X_test, y_test, loss, epsilons, n_repeats, seed, key, take, n_threads):
+    """One Algorithm 3 experiment of the study: ``take`` training records (``None``: all), its own stream."""
+    if take is not None:
+        X, y = X[take], y[take]
+    stream = task_stream(seed, key, loss, "tradeoff") if take is None else task_stream(seed, key, loss, "curve",
+                                                                                       len(take))
+    return private_tuning_experiment(X, y, X_test, y_test, LAMBDAS, list(epsilons), n_repeats, loss=loss,
+                                     huber_h=HUBER_H, random_state=stream, n_jobs=n_threads)
+
+
 def run_real_study(datasets=DATASETS, losses=LOSSES, n_repeats=DEFAULT_REPEATS, seed=DEFAULT_SEED, sizes=SIZES,
-                   epsilons=EPSILONS, curve_epsilons=CURVE_EPSILONS, subsample=None, n_jobs=None, data=None):
+                   epsilons=EPSILONS, curve_epsilons=CURVE_EPSILONS, subsample=None, n_jobs=None, data=None,
+                   processes=False):
     """Run the study; ``subsample`` (an integer) keeps that many training records (tests, quick looks).
 
     ``data`` maps a data-set key to a loaded :class:`~dplr.datasets.uci.RealDataset` (else :func:`load_data`).
-    Returns a :class:`RealStudy`.
+    The experiments (one per data set, loss and training size) are named call groups of
+    :func:`dplr.replication.runner.run_call_groups`: on a Dask cluster inside
+    :func:`~dplr.replication.runner.use_scheduler`, on ``n_jobs`` local processes with ``processes=True``, else
+    one after another here, each on ``n_jobs`` threads (``None``: every core). Every experiment draws from its
+    own content-addressed stream, so none of this changes a number. Returns a :class:`RealStudy`.
     """
-    frames, references, wall = [], [], {}
+    start = time.perf_counter()
+    loaded, groups = {}, {}
+    use_processes = processes or active_client() is not None
+    threads = 1 if use_processes else n_jobs
     for key in datasets:
         dataset = (data or {}).get(key) or load_data(key, seed)
-        X, y, X_test, y_test = dataset.X_train, dataset.y_train, dataset.X_test, dataset.y_test
+        X, y = dataset.X_train, dataset.y_train
         if subsample is not None:
             keep = task_stream(seed, key, "subsample").permutation(len(y))[:int(subsample)]
             X, y = X[keep], y[keep]
+        loaded[key] = (X, y, dataset.X_test, dataset.y_test)
         for loss in losses:
-            start = time.perf_counter()
-            table = private_tuning_experiment(X, y, X_test, y_test, LAMBDAS, list(epsilons), n_repeats, loss=loss,
-                                              huber_h=HUBER_H, random_state=task_stream(seed, key, loss, "tradeoff"),
-                                              n_jobs=n_jobs)
-            frames.append(table.assign(data=key, loss=loss, part="tradeoff", n=len(y)))
             order = task_stream(seed, key, loss, "order").permutation(len(y))
-            for fraction in sizes:
-                if fraction >= 1.0:  # the whole training set: the trade-off run at these ε
-                    whole = table[table.epsilon.isin(curve_epsilons) | (table.method == "nonprivate")]
-                    frames.append(whole.assign(data=key, loss=loss, part="curve", n=len(y)))
-                    continue
-                take = order[: int(len(y) * fraction)]
-                curve = private_tuning_experiment(X[take], y[take], X_test, y_test, LAMBDAS, list(curve_epsilons),
-                                                  n_repeats, loss=loss, huber_h=HUBER_H,
-                                                  random_state=task_stream(seed, key, loss, "curve", len(take)),
-                                                  n_jobs=n_jobs)
-                frames.append(curve.assign(data=key, loss=loss, part="curve", n=len(take)))
-            nonprivate = table[table.method == "nonprivate"]
-            lam = float(nonprivate.lam_nonprivate.mode().min())
-            w = standard_erm(X, y, lam, loss, huber_h=HUBER_H, check_input=False)
-            references.append({"data": key, "loss": loss, "chance": majority_error(y, y_test),
-                               "lam_all_data": lam, "error_all_data": test_error(w, X_test, y_test), "n": len(y)})
-            wall[f"{key}-{loss}"] = round(time.perf_counter() - start, 2)
+            takes = [None] + [order[: int(len(y) * f)] for f in sizes if f < 1.0]
+            groups[key, loss] = [(_cell, (*loaded[key], loss, epsilons if take is None else curve_epsilons,
+                                          n_repeats, seed, key, take, threads)) for take in takes]
+    done = run_call_groups(groups, n_jobs=(n_jobs or default_threads()) if use_processes else 1)
+    frames, references = [], []
+    for (key, loss), (table, *curves) in done.items():
+        X, y, X_test, y_test = loaded[key]
+        frames.append(table.assign(data=key, loss=loss, part="tradeoff", n=len(y)))
+        # the whole training set is a learning-curve point: the trade-off run at the curve's ε
+        whole = table[table.epsilon.isin(curve_epsilons) | (table.method == "nonprivate")]
+        frames.append(whole.assign(data=key, loss=loss, part="curve", n=len(y)))
+        for (_, args), curve in zip(groups[key, loss][1:], curves):
+            frames.append(curve.assign(data=key, loss=loss, part="curve", n=len(args[-2])))
+        lam = float(table[table.method == "nonprivate"].lam_nonprivate.mode().min())
+        w = standard_erm(X, y, lam, loss, huber_h=HUBER_H, check_input=False)
+        references.append({"data": key, "loss": loss, "chance": majority_error(y, y_test),
+                           "lam_all_data": lam, "error_all_data": test_error(w, X_test, y_test), "n": len(y)})
     rows = pd.concat(frames, ignore_index=True)
     return RealStudy(seed=seed, n_repeats=n_repeats, rows=rows, points=_points(rows),
-                     comparisons=paired_comparisons(rows), references=pd.DataFrame(references), wall_seconds=wall)
+                     comparisons=paired_comparisons(rows), references=pd.DataFrame(references),
+                     wall_seconds={"total": round(time.perf_counter() - start, 2)})
