@@ -59,3 +59,14 @@ def test_small_study_is_the_same_on_processes():
                   curve_epsilons=(0.1,), data={"adult": _dataset(seed=3)}, seed=9)
     here = run_real_study(n_jobs=1, **kwargs)
     pd.testing.assert_frame_equal(here.rows, run_real_study(n_jobs=2, processes=True, **kwargs).rows)
+
+
+def test_holm_family_counts_the_whole_set_curve_point_once():
+    rows = pd.concat([_rows(-0.05), _rows(-0.05).assign(part="curve"), _rows(0.0, seed=2).assign(n=50, part="curve")],
+                     ignore_index=True)
+    table = paired_comparisons(rows)
+    assert len(table) == 3
+    # two distinct comparisons in the family: the smallest p is multiplied by 2, not by 3
+    smallest = table.p.min()
+    np.testing.assert_allclose(table.p_holm.min(), 2 * smallest)
+    assert table[table.n == 100].p_holm.nunique() == 1

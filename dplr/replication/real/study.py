@@ -16,7 +16,7 @@ the validation part) and ERM on the whole training set with the λ the non-priva
 **The comparison rule, fixed before any run** (:data:`ALPHA`, :func:`paired_comparisons`): at every ε and
 size, the per-repeat differences objective − sensitivity of the released classifiers' test errors get a
 two-sided paired t-test and a 95% t-interval; the p-values of *all* comparisons of one data set and loss
-(trade-off grid and learning-curve points together) are Holm-corrected at family-wise level
+(trade-off grid and learning-curve points together, each distinct (ε, n) once) are Holm-corrected at family-wise level
 :data:`ALPHA` = 0.05. A comparison "supports" a difference only when its Holm-adjusted p-value is below
 :data:`ALPHA`; the sign of the mean difference then says which method is better. Every point carries a 95%
 t-interval of the mean test error over the repeats.
@@ -97,7 +97,11 @@ def paired_comparisons(rows, level=0.95, alpha=ALPHA):
         out.append(dict(zip(["data", "loss", "part", "epsilon", "n"], key), mean_difference=float(diff.mean()),
                         ci_low=low, ci_high=high, p=p, repeats=diff.size))
     table = pd.DataFrame(out)
-    table["p_holm"] = table.groupby(["data", "loss"])["p"].transform(lambda p: holm(p.to_numpy()))
+    # One family per data set and loss: each distinct (ε, n) once -- the whole-set learning-curve point is the
+    # trade-off comparison at that ε, not a second test
+    distinct = table.drop_duplicates(["data", "loss", "epsilon", "n"]).copy()
+    distinct["p_holm"] = distinct.groupby(["data", "loss"])["p"].transform(lambda p: holm(p.to_numpy()))
+    table = table.merge(distinct[["data", "loss", "epsilon", "n", "p_holm"]], on=["data", "loss", "epsilon", "n"])
     table["verdict"] = np.where(table.p_holm >= alpha, "no difference shown",
                                 np.where(table.mean_difference < 0, "objective better", "sensitivity better"))
     return table
