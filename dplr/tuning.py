@@ -40,7 +40,7 @@ import pandas as pd
 
 from dplr.algorithms import objective_perturbation_noise, sensitivity_method_noise, standard_erm
 from dplr.losses import get_loss
-from dplr.solver import solve_regularized_erm
+from dplr.solver import solve_on_part
 from dplr.threads import default_threads, one_blas_thread, thread_map
 from dplr.validation import (
     check_epsilon,
@@ -180,25 +180,23 @@ class _Run:
 
 
 def _solve_part(X, y, lam, objective_rngs, loss, with_erm):
-    r"""All solves one part needs, in one batch: the non-private minimiser and one Algorithm 2 run per ε.
+    r"""All solves one part needs, sharing one Hessian: the non-private minimiser and one Algorithm 2 run per ε.
 
     ``objective_rngs`` maps ε to the stream of its Algorithm 2 draw
-    (:func:`dplr.algorithms.objective_perturbation_noise`). The unperturbed problem is
-    :math:`b = 0, \Delta = 0`; problems with equal :math:`\Delta` share a batch of the solver, whose
-    minimisers do not depend on the batching (only their rounding does). Returns ``(w_star or None,
+    (:func:`dplr.algorithms.objective_perturbation_noise`). :func:`dplr.solver.solve_on_part` computes the
+    unperturbed minimiser (the start of every perturbed problem, and Algorithm 1's :math:`w^*`), one Hessian
+    there, and solves every ε's problem, whatever its :math:`\Delta`, around it. Each minimiser depends only on
+    its own draw and the part, not on which other problems share the batch. Returns ``(w_star or None,
     {epsilon: w})``.
     """
     n, d = X.shape
-    noise, deltas = ([np.zeros(d)], [0.0]) if with_erm else ([], [])
+    noise, deltas = [], []
     for eps, rng in objective_rngs.items():
         b, calibration = objective_perturbation_noise(n, d, eps, lam, loss, random_state=rng, check_input=False)
         noise.append(b)
         deltas.append(calibration.delta)
-    if not noise:
-        return None, {}
-    W = solve_regularized_erm(X, y, lam, loss, b=np.vstack(noise), delta=np.array(deltas), warm_start=False,
-                              check_input=False).coef
-    return (W[0] if with_erm else None), dict(zip(objective_rngs, W[1:] if with_erm else W))
+    solution = solve_on_part(X, y, lam, loss, np.reshape(noise, (-1, d)), np.array(deltas))
+    return (solution.w0 if with_erm else None), dict(zip(objective_rngs, solution.coef))
 
 
 def _candidates(method, eps, solved, run, lambdas, loss, d):
@@ -326,27 +324,32 @@ def private_tuning_experiment(X, y, X_test, y_test, lambdas, epsilons, n_repeats
     rows = []
     for r, run in enumerate(runs):
         X_val, y_val = X[run.parts[-1]], y[run.parts[-1]]
+        cells = [(method, eps) for method in methods for eps in epsilons]
+        candidates = {cell: _candidates(*cell, solved[r], run, lambdas, loss, X.shape[1]) for cell in cells}
+        if "sensitivity" in methods:  # the non-private minimisers of the same parts
+            candidates["nonprivate", np.inf] = np.vstack([solved[r][i][0] for i in range(m)])
+        # every candidate of the repeat against the test set in one product (a fixed batch: same result anywhere)
+        tested = test_error(np.vstack(list(candidates.values())), X_test, y_test).reshape(len(candidates), m)
+        errors_of = dict(zip(candidates, tested))
         if "sensitivity" in methods:
             # The non-private minimisers of the same parts, chosen by fewest validation errors (no ε).
-            candidates = np.vstack([solved[r][i][0] for i in range(m)])
-            errors = test_error(candidates, X_test, y_test)
-            best_val = int(np.argmin(test_error(candidates, X_val, y_val)))
+            errors = errors_of["nonprivate", np.inf]
+            best_val = int(np.argmin(test_error(candidates["nonprivate", np.inf], X_val, y_val)))
             rows.append({
                 "repeat": r, "method": "nonprivate", "epsilon": np.inf,
                 "lam_private": np.nan, "error_private": np.nan,
                 "lam_nonprivate": float(lambdas[best_val]), "error_nonprivate": float(errors[best_val]),
                 "error_best": float(errors.min()), "p_chosen_best": np.nan,
             })
-        for method in methods:
-            for eps in epsilons:
-                candidates = _candidates(method, eps, solved[r], run, lambdas, loss, X.shape[1])
-                index, z, probabilities = _select(candidates, X_val, y_val, eps, run.streams[method][eps][-1])
-                errors = test_error(candidates, X_test, y_test)
-                best_val = int(np.argmin(z))
-                rows.append({
-                    "repeat": r, "method": method, "epsilon": eps,
-                    "lam_private": float(lambdas[index]), "error_private": float(errors[index]),
-                    "lam_nonprivate": float(lambdas[best_val]), "error_nonprivate": float(errors[best_val]),
-                    "error_best": float(errors.min()), "p_chosen_best": float(probabilities[best_val]),
-                })
+        for method, eps in cells:
+            index, z, probabilities = _select(candidates[method, eps], X_val, y_val, eps,
+                                              run.streams[method][eps][-1])
+            errors = errors_of[method, eps]
+            best_val = int(np.argmin(z))
+            rows.append({
+                "repeat": r, "method": method, "epsilon": eps,
+                "lam_private": float(lambdas[index]), "error_private": float(errors[index]),
+                "lam_nonprivate": float(lambdas[best_val]), "error_nonprivate": float(errors[best_val]),
+                "error_best": float(errors.min()), "p_chosen_best": float(probabilities[best_val]),
+            })
     return pd.DataFrame(rows)

@@ -2,7 +2,7 @@
 
 Layers, from the bottom: the **core** (``dplr/*.py`` and ``dplr/solver/``) imports only the core;
 **analysis** (``dplr/analysis/``) and **datasets** (``dplr/datasets/``) import the core and themselves;
-**replication** (``dplr/replication/``) imports all of them, and its two studies (``paper/``, ``thesis/``)
+**replication** (``dplr/replication/``) imports all of them, and its studies (``paper/``, ``thesis/``, ``real/``)
 do not import each other (what they share lives in ``dplr/replication/``); only the command line
 (``dplr/replication/cli.py``, ``dplr/__main__.py``) may use both. Every import counts -- at module level
 or inside a function. Besides: no private name is imported from another module, an import inside a
@@ -25,7 +25,8 @@ ALLOWED = {
     "replication": {"core", "analysis", "datasets", "replication"},
     "paper": {"core", "analysis", "datasets", "replication", "paper"},
     "thesis": {"core", "analysis", "datasets", "replication", "thesis"},
-    "entry": {"core", "analysis", "datasets", "replication", "paper", "thesis", "entry"},
+    "real": {"core", "analysis", "datasets", "replication", "real"},
+    "entry": {"core", "analysis", "datasets", "replication", "paper", "thesis", "real", "entry"},
 }
 ENTRY_POINTS = {"dplr.__main__", "dplr.replication.cli"}
 
@@ -35,7 +36,7 @@ def layer(module):
     parts = module.split(".")
     if module in ENTRY_POINTS:
         return "entry"
-    if len(parts) >= 3 and parts[1] == "replication" and parts[2] in ("paper", "thesis"):
+    if len(parts) >= 3 and parts[1] == "replication" and parts[2] in ("paper", "thesis", "real"):
         return parts[2]
     if len(parts) >= 2 and parts[1] in ("analysis", "datasets", "replication"):
         return parts[1]

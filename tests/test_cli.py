@@ -22,7 +22,8 @@ def test_help_lists_every_target_and_group():
         assert f"  {name} " in result.stdout
     for option in ("--out", "--restarts", "--seed", "--workers", "--scheduler"):
         assert option in result.stdout
-    assert {t.source for t in rp.TARGETS.values()} == {"paper", "thesis"}
+    assert {t.source for t in rp.TARGETS.values()} == {"paper", "thesis", "real"}
+    assert set(rp.GROUPS["real"]) == {n for n, t in rp.TARGETS.items() if t.source == "real"} and len(rp.GROUPS["real"]) == 4
 
 
 def test_targets_resolve_in_a_fixed_order_each_once():

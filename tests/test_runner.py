@@ -1,4 +1,6 @@
 """dplr.replication.runner: the same results in this process, on joblib workers and on a Dask cluster."""
+import os
+
 import numpy as np
 import pytest
 
@@ -81,3 +83,24 @@ def test_reproduce_with_a_scheduler_writes_the_numbers_of_a_local_run(tmp_path):
         main(arguments + ["--scheduler", cluster.scheduler_address, "--out", str(tmp_path / "dask")])
     local, on_dask = (pd.read_csv(tmp_path / where / "figure1.csv") for where in ("local", "dask"))
     pd.testing.assert_frame_equal(local, on_dask)
+
+
+@pytest.mark.skipif(not (os.environ.get("DPLR_DATA_DIR") and
+                         os.path.isfile(os.path.join(os.environ["DPLR_DATA_DIR"], "adult", "adult.data.gz"))),
+                    reason="DPLR_DATA_DIR does not hold the UCI files")
+def test_real_data_study_on_a_local_cluster_matches_a_local_run():
+    # One real-data target (Adult, logistic regression) on a 1,200-record subsample: the same rows on Dask.
+    distributed = pytest.importorskip("distributed")
+    import pandas as pd
+
+    from dplr.replication.real.study import run_real_study
+
+    kwargs = dict(datasets=("adult",), losses=("logistic",), n_repeats=2, subsample=1200, sizes=(0.5, 1.0),
+                  epsilons=(0.1, 1.0), curve_epsilons=(0.1,), seed=4)
+    local = run_real_study(n_jobs=1, **kwargs)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        with use_scheduler(cluster.scheduler_address):
+            on_dask = run_real_study(**kwargs)
+    pd.testing.assert_frame_equal(local.rows, on_dask.rows)
+    pd.testing.assert_frame_equal(local.comparisons, on_dask.comparisons)

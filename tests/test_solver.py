@@ -10,7 +10,7 @@ from dplr.calibration import objective_perturbation_calibration
 from dplr.datasets.simulated import make_separable
 from dplr.losses import get_loss
 from dplr.objective import RegularizedERM, regularized_erm_gradient, regularized_erm_objective
-from dplr.solver import damped_newton, solve_regularized_erm
+from dplr.solver import damped_newton, solve_on_part, solve_regularized_erm
 from dplr.replication.paper import protocol as ex
 from dplr.solver import design
 from dplr.solver.taylor import remainder_update
@@ -212,3 +212,31 @@ def test_reference_newton_solves_one_data_set_per_problem():
         np.testing.assert_allclose(w, solve_regularized_erm(X, y, 0.1, tol=1e-12).coef, rtol=0, atol=1e-10)
     stopped = damped_newton(RegularizedERM(U, 0.1, get_loss("logistic")), np.full((3, 2), 5.0), max_iter=1)
     assert not stopped.converged and stopped.n_iter == 1
+
+
+@pytest.mark.parametrize("loss", ["logistic", "huber"])
+def test_shared_part_solver_finds_the_reference_minimisers_for_every_delta(loss):
+    # The tuning path: one part, problems with different Delta (some far from w0: large b), around one Hessian.
+    X, y = _problem(400, 5, 31)
+    B = np.vstack([sample_vector_laplace(s, 5, size=4, random_state=32 + i) for i, s in enumerate((0.02, 0.2, 2.0))])
+    deltas = np.repeat([0.0, 0.01, 0.3], 4)
+    part = solve_on_part(X, y, 0.02, get_loss(loss), B, deltas, tol=1e-10)
+    problem = RegularizedERM(X * y[:, None], 0.02, get_loss(loss), b=B, delta=deltas)
+    reference = damped_newton(problem, np.zeros_like(B))
+    assert reference.converged and np.all(part.grad_norm <= 1e-10)
+    # gradient norms 1e-10 and 1e-12 of a 0.02-strongly convex objective: minimisers within ~5e-9 of each other
+    np.testing.assert_allclose(part.coef, reference.coef, rtol=0, atol=2e-8)
+    w0 = damped_newton(RegularizedERM(X * y[:, None], 0.02, get_loss(loss)), np.zeros((1, 5))).coef[0]
+    np.testing.assert_allclose(part.w0, w0, rtol=0, atol=2e-6)  # w0 to the default tol 1e-8: within 1e-8 / 0.02
+
+
+def test_shared_part_solver_does_not_depend_on_the_batch():
+    # Each problem's iterates use only its own b, Delta and the part: solving a subset gives the same minimisers.
+    X, y = _problem(300, 4, 41)
+    B = sample_vector_laplace(0.1, 4, size=6, random_state=42)
+    deltas = np.array([0.0, 0.05, 0.0, 0.2, 0.05, 0.0])
+    whole = solve_on_part(X, y, 0.01, get_loss("logistic"), B, deltas, tol=1e-10)
+    for rows in ([0], [1, 3], [5, 2, 4]):
+        alone = solve_on_part(X, y, 0.01, get_loss("logistic"), B[rows], deltas[rows], tol=1e-10)
+        np.testing.assert_allclose(alone.coef, whole.coef[rows], rtol=0, atol=1e-12)
+    assert solve_on_part(X, y, 0.01, get_loss("logistic"), B[:0], deltas[:0]).coef.shape == (0, 4)

@@ -113,7 +113,9 @@ def test_private_lambda_selection_candidates_are_the_core_algorithms_on_their_pa
     rngs = run_rng.spawn(4)
     for i, lam in enumerate(LAMBDAS):
         expected = algorithm(X[parts[i]], y[parts[i]], 0.5, lam, random_state=rngs[i])
-        np.testing.assert_allclose(result.candidates[i], expected, rtol=1e-10, atol=1e-12)
+        # same noise, different solver paths (shared-Hessian part solver vs batched Newton), both to gradient
+        # norm 1e-8 of a lam-strongly convex objective: the minimisers lie within 2e-8 / lam of each other
+        np.testing.assert_allclose(result.candidates[i], expected, rtol=0, atol=2e-8 / lam)
     z = [int(np.sum(np.where(X[parts[3]] @ w > 0, 1, -1) != y[parts[3]])) for w in result.candidates]
     assert result.validation_errors.tolist() == z
 

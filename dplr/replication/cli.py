@@ -6,7 +6,10 @@ Targets (``python -m dplr reproduce --help`` lists them):
   verdicts) and ``figure2a`` to ``figure2d`` (learning curves and error against ε);
 * the thesis, Veldhuizen (2020): ``thesis-table2`` (Table 2, its pipeline read literally and as
   diagnosed) and ``thesis-figure4`` to ``thesis-figure9`` (learning curves and error against ε);
-* ``all``: every target; ``paper`` and ``thesis``: the targets of one source.
+* the real-data study of JMLR 2011 (:mod:`dplr.replication.real`): ``real-adult-tradeoff``,
+  ``real-adult-learning``, ``real-kdd-tradeoff``, ``real-kdd-learning`` (the points with their 95% intervals
+  and the paired, Holm-corrected comparison of the two private methods);
+* ``all``: every target; ``paper``, ``thesis`` and ``real``: the targets of one source.
 
 Each target writes ``<target>.csv`` (the numbers) and ``<target>.png`` (the figure) into ``--out``,
 and the run writes ``reproduce.json``: the command, the seed each study ran with, restarts, workers, scheduler, wall-clock
@@ -37,6 +40,7 @@ import pandas as pd
 from dplr.replication.paper import protocol as paper_protocol
 from dplr.replication.paper.published import FIGURE2_AXES
 from dplr.replication.paper.study import Replication
+from dplr.replication.real import study as real_study
 from dplr.replication.runner import progress, use_scheduler
 from dplr.replication.thesis import published as thesis_published
 from dplr.replication.thesis.cells import verdicts
@@ -50,7 +54,8 @@ class Target:
     """One figure or table: its source (``"paper"`` or ``"thesis"``), a description, and what it needs.
 
     ``needs`` (paper targets): ``(part, data kind)`` pairs of :mod:`dplr.replication.paper.protocol` cells --
-    ``"figure1"``, ``"learning"`` or ``"epsilon"``.
+    ``"figure1"``, ``"learning"`` or ``"epsilon"``; (real targets): ``(data set, part)`` of
+    :mod:`dplr.replication.real.study` -- ``"tradeoff"`` or ``"curve"``.
     """
 
     name: str
@@ -75,9 +80,18 @@ TARGETS = {t.name: t for t in (
     Target("thesis-figure7", "thesis", "Figure 7: test error against epsilon, separable data"),
     Target("thesis-figure8", "thesis", "Figure 8: test error against epsilon, inseparable data"),
     Target("thesis-figure9", "thesis", "Figure 9: test error against epsilon, breast-cancer data"),
+    Target("real-adult-tradeoff", "real", "JMLR 2011, Adult: test error against epsilon, both losses, Algorithm 3",
+           (("adult", "tradeoff"),)),
+    Target("real-adult-learning", "real", "JMLR 2011, Adult: learning curves at epsilon 0.1 and 1, both losses",
+           (("adult", "curve"),)),
+    Target("real-kdd-tradeoff", "real", "JMLR 2011, KDDCup99: test error against epsilon, both losses, Algorithm 3",
+           (("kdd", "tradeoff"),)),
+    Target("real-kdd-learning", "real", "JMLR 2011, KDDCup99: learning curves at epsilon 0.1 and 1, both losses",
+           (("kdd", "curve"),)),
 )}
 GROUPS = {"all": tuple(TARGETS), "paper": tuple(n for n, t in TARGETS.items() if t.source == "paper"),
-          "thesis": tuple(n for n, t in TARGETS.items() if t.source == "thesis")}
+          "thesis": tuple(n for n, t in TARGETS.items() if t.source == "thesis"),
+          "real": tuple(n for n, t in TARGETS.items() if t.source == "real")}
 
 
 def resolve_targets(names):
@@ -134,6 +148,15 @@ def run_thesis(seed=None, n_jobs=1, n_restarts=None, show_progress=True, targets
         set().union(*(target_needs(name.removeprefix("thesis-")) for name in names))
     with progress("thesis: tasks", enabled=show_progress):
         return run_thesis_study(seed=seed, n_jobs=n_jobs, n_restarts=n_restarts, needs=needs)
+
+
+def run_real(targets, seed=None, n_jobs=1, n_restarts=None, show_progress=True):
+    """:func:`~dplr.replication.real.study.run_real_study` on the data sets the real targets need, both losses."""
+    seed = real_study.DEFAULT_SEED if seed is None else seed
+    n_restarts = real_study.DEFAULT_REPEATS if n_restarts is None else n_restarts
+    keys = tuple(dict.fromkeys(key for target in targets for key, _ in target.needs))
+    with progress(f"real: {', '.join(keys)}", enabled=show_progress):
+        return real_study.run_real_study(keys, n_repeats=n_restarts, seed=seed, n_jobs=n_jobs)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -249,12 +272,34 @@ def _thesis_table2(study, out):
     return table, fig
 
 
+def _real_figure(study, target, out):
+    (key, part), = target.needs
+    points = study.points[(study.points.data == key) & (study.points.part == part)]
+    comparisons = study.comparisons[(study.comparisons.data == key) & (study.comparisons.part == part)]
+    on = ["data", "loss", "part", "epsilon", "n"]
+    table = points.merge(comparisons.drop(columns="repeats"), on=on, how="left", suffixes=("", "_difference"))
+    plt, figures = _plotting()
+    panels = [(loss, eps) for loss in real_study.LOSSES for eps in (real_study.CURVE_EPSILONS if part == "curve"
+                                                                     else (None,))]
+    fig, axs = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8), squeeze=False)
+    for ax, (loss, eps) in zip(axs[0], panels):
+        sub = points[(points.loss == loss) & (points.method != "nonprivate")] if eps is None else \
+            points[(points.loss == loss) & ((points.epsilon == eps) | (points.method == "nonprivate"))]
+        figures.plot_real_panel(ax, sub, "epsilon" if eps is None else "n")
+        ax.set(title=f"{key}, {loss}" + ("" if eps is None else f", ε = {eps:g}"), ylabel="test error",
+               xlabel="ε" if eps is None else "training records")
+    axs[0][0].legend(fontsize="x-small")
+    return table, fig
+
+
 def _write(target, results, out):
     """Compute the target's table and figure from ``results`` and write ``<name>.csv`` and ``<name>.png``."""
     if target.name == "figure1":
         table, fig = _figure1(results["paper"], out)
     elif target.name.startswith("figure2"):
         table, fig = _figure2(results["paper"], target.name[-1], out)
+    elif target.source == "real":
+        table, fig = _real_figure(results["real"], target, out)
     elif target.name == "thesis-table2":
         table, fig = _thesis_table2(results["thesis"], out)
     else:
@@ -344,6 +389,9 @@ def reproduce(names, out="reproduced", seed=None, n_restarts=None, workers=None,
             if source == "paper":
                 results["paper"] = run_paper([t for t in targets if t.source == "paper"], seed, workers, n_restarts,
                                              not quiet)
+            elif source == "real":
+                results["real"] = run_real([t for t in targets if t.source == "real"], seed, workers, n_restarts,
+                                           not quiet)
             else:
                 results["thesis"] = run_thesis(seed, workers, n_restarts, not quiet,
                                                [t for t in targets if t.source == "thesis"])

@@ -81,3 +81,15 @@ def plot_thesis_panel(ax, curves, kind, pipeline, x, epsilon=None):
         rows &= curves.epsilon.isna() | np.isclose(curves.epsilon.fillna(epsilon), epsilon)
     plot_curves(ax, curves, x, [(rows & (curves.method == method), colour, "-", label)
                                 for method, (colour, label) in THESIS_CURVE_STYLES.items()])
+
+
+def plot_real_panel(ax, points, x):
+    """One panel of the real-data study: both private methods (Algorithm 3) and the non-private same-split
+    reference against ``x`` (``"epsilon"`` or ``"n"``), mean test error with its 95% band."""
+    points = points.sort_values(x)
+    curves = [(points.method == "objective", METHOD_COLOURS["objective"], "-", "objective perturbation (Alg. 2)"),
+              (points.method == "sensitivity", METHOD_COLOURS["sensitivity"], "-", "sensitivity method (Alg. 1)")]
+    if x == "n":
+        curves.append((points.method == "nonprivate", METHOD_COLOURS["standard"], "--", "non-private, same split"))
+    plot_curves(ax, points, x, curves)
+    ax.set(xscale="log", ylim=(0, None))
