@@ -12,7 +12,8 @@ from __future__ import annotations
 import html as _html
 import numbers
 
-__all__ = ["format_table", "result_table", "ResultTable", "FAILED_VERDICTS"]
+__all__ = ["format_table", "result_table", "ResultTable", "FAILED_VERDICTS", "verdict", "figure1_tables",
+           "thesis_verdict_table"]
 
 #: Cell texts marked as failed verdicts.
 FAILED_VERDICTS = frozenset({"NOT reproduced", "not reproduced", "FAILS", "fails", "[¬Re]", "False"})
@@ -101,10 +102,12 @@ class ResultTable:
         return self.text
 
 
-def result_table(rows, columns=None, formats=None, *, name, verdicts=(), caption=None, rename=None) -> ResultTable:
+def result_table(rows, columns=None, formats=None, *, name, verdicts=(), caption=None, rename=None,
+                 footer=None) -> ResultTable:
     """A :class:`ResultTable` from ``rows`` (dicts or a DataFrame): ``columns`` to show, ``formats`` their specs.
 
-    Columns whose values are numbers are right-aligned; ``rename`` maps column keys to the headers shown.
+    Columns whose values are numbers are right-aligned; ``rename`` maps column keys to the headers shown;
+    ``footer`` is one more row (a dict; missing columns stay empty), e.g. the published numbers under a ranking.
     """
     if hasattr(rows, "to_dict"):
         rows = rows.to_dict("records")
@@ -113,8 +116,55 @@ def result_table(rows, columns=None, formats=None, *, name, verdicts=(), caption
     formats = formats or {}
     numeric = [c for c in columns if rows and all(isinstance(r[c], numbers.Number) and not isinstance(r[c], bool)
                                                   for r in rows) or c in formats]
+    if footer is not None:
+        rows = rows + [{c: footer.get(c, "") for c in columns}]
     cells = [[_cell(r[c], formats.get(c)) for c in columns] for r in rows]
     rename = rename or {}
     headers = [rename.get(c, c) for c in columns]
     return ResultTable(headers, cells, name=name, numeric=[rename.get(c, c) for c in numeric],
                        verdicts=[rename.get(c, c) for c in verdicts], caption=caption)
+
+
+def verdict(reproduced) -> str:
+    """The chapters' word for the verdict rule's outcome."""
+    return "reproduced" if reproduced else "NOT reproduced"
+
+
+#: The methods as the paper's Figure 1 names them, and as the thesis does.
+PAPER_METHOD_NAMES = {"standard": "Standard LR", "sensitivity": "Sensitivity method", "objective": "New method"}
+THESIS_METHOD_NAMES = {"standard": "standard LR", "sensitivity": "Algorithm 1", "objective": "Algorithm 2"}
+
+
+def _interval(low, high, decimals, clip=False):
+    return f"[{max(low, 0) if clip else low:.{decimals}f}, {high:.{decimals}f}]"
+
+
+def figure1_tables(table, name, caption):
+    """The paper's Figure 1 judged: a table of the means and one of the standard deviations over five folds.
+
+    ``table`` is :meth:`dplr.replication.paper.study.Replication.figure1_table`; ours to four decimals as the
+    paper prints, with the 95% interval over folds (means) and the verdict rule's accepted range ("accepts",
+    clipped at 0: errors and standard deviations are not negative).
+    """
+    means, stds = [], []
+    for r in table.itertuples():
+        mean_printed, std_printed = r.published.split("±")
+        head = {"data": r.data, "method": PAPER_METHOD_NAMES[r.method]}
+        means.append({**head, "published": mean_printed, "ours": f"{r.mean:.4f}",
+                      "95% CI": _interval(r.ci_low, r.ci_high, 4), "accepts": _interval(r.mean_low, r.mean_high, 4, clip=True),
+                      "verdict": verdict(r.mean_reproduced)})
+        stds.append({**head, "published": std_printed, "ours": f"{r.std:.4f}",
+                     "accepts": _interval(r.std_low, r.std_high, 4, clip=True), "verdict": verdict(r.std_reproduced)})
+    numeric = ("published", "ours", "95% CI", "accepts")
+    return (ResultTable(list(means[0]), [list(r.values()) for r in means], name=f"{name}-mean", numeric=numeric,
+                        verdicts=["verdict"], caption=f"{caption}: mean test error"),
+            ResultTable(list(stds[0]), [list(r.values()) for r in stds], name=f"{name}-std", numeric=numeric,
+                        verdicts=["verdict"], caption=f"{caption}: standard deviation over five folds"))
+
+
+def thesis_verdict_table(table, name, caption):
+    """The thesis' Table 2 (or a part of it) judged: ``table`` is :func:`dplr.replication.thesis.cells.verdicts`."""
+    rows = [{"data": r.data, "method": THESIS_METHOD_NAMES[r.method], "thesis": r.thesis, "ours": f"{r.ours:.3f}",
+             "accepts": _interval(r.low, r.high, 3), "verdict": verdict(r.reproduced)} for r in table.itertuples()]
+    return ResultTable(list(rows[0]), [list(r.values()) for r in rows], name=name,
+                       numeric=("thesis", "ours", "accepts"), verdicts=["verdict"], caption=caption)
