@@ -103,11 +103,12 @@ class ResultTable:
 
 
 def result_table(rows, columns=None, formats=None, *, name, verdicts=(), caption=None, rename=None,
-                 footer=None) -> ResultTable:
+                 footer=None, right=()) -> ResultTable:
     """A :class:`ResultTable` from ``rows`` (dicts or a DataFrame): ``columns`` to show, ``formats`` their specs.
 
     Columns whose values are numbers are right-aligned; ``rename`` maps column keys to the headers shown;
-    ``footer`` is one more row (a dict; missing columns stay empty), e.g. the published numbers under a ranking.
+    ``footer`` is one more row (a dict; missing columns stay empty), e.g. the published numbers under a ranking;
+    ``right`` names more columns to right-align (numbers already formatted as strings).
     """
     if hasattr(rows, "to_dict"):
         rows = rows.to_dict("records")
@@ -115,7 +116,7 @@ def result_table(rows, columns=None, formats=None, *, name, verdicts=(), caption
     columns = list(columns or rows[0])
     formats = formats or {}
     numeric = [c for c in columns if rows and all(isinstance(r[c], numbers.Number) and not isinstance(r[c], bool)
-                                                  for r in rows) or c in formats]
+                                                  for r in rows) or c in formats or c in right]
     if footer is not None:
         rows = rows + [{c: footer.get(c, "") for c in columns}]
     cells = [[_cell(r[c], formats.get(c)) for c in columns] for r in rows]
