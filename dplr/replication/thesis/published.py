@@ -75,7 +75,8 @@ class FigureClaim:
     """What the thesis' text says its Figures 4-9 show (the figures themselves are lost), with the test we judge it by.
 
     ``curve`` is "learning" (Figures 4-6, ε = 0.1) or "epsilon" (Figures 7-9, full training size); ``test`` is
-    "falls" (both private algorithms: mean error at the largest x below that at the smallest), "similar" (neither
+    "falls" (both private algorithms: the 95% interval over folds at the largest x lies below the one at the
+    smallest), "similar" (neither
     algorithm significantly better at most points), "algorithm2_most" / "algorithm1_most" (that algorithm
     significantly better at most points) or "algorithm2_all" / "algorithm1_all" (at every point).
     """

@@ -190,10 +190,17 @@ class ThesisStudy:
             counts = (f"Algorithm 1 significantly better at {wins.get('Algorithm 1', 0)}, Algorithm 2 at "
                       f"{wins.get('Algorithm 2', 0)} of {len(c)} points")
             if claim.test == "falls":
-                a1, a2 = c.algorithm1.to_numpy(), c.algorithm2.to_numpy()
-                holds = bool(a1[-1] < a1[0] and a2[-1] < a2[0])
-                measured = (f"{x_name} = {xs[0]:g} to {xs[-1]:g}: Algorithm 1 {a1[0]:.3f} to {a1[-1]:.3f}, "
-                            f"Algorithm 2 {a2[0]:.3f} to {a2[-1]:.3f}")
+                curves = self.learning_curves() if claim.curve == "learning" else self.epsilon_curves()
+                x = "n_train" if claim.curve == "learning" else "epsilon"
+                sub = curves[(curves.data == claim.data) & (curves.pipeline == dict(pipelines)[claim.data])]
+                if claim.curve == "learning":
+                    sub = sub[np.isclose(sub.epsilon.fillna(-1.0), THESIS_EPSILON)]
+                ends = {name: sub[sub.method == method].sort_values(x).iloc[[0, -1]]
+                        for method, name in (("sensitivity", "Algorithm 1"), ("objective", "Algorithm 2"))}
+                holds = bool(all(e.ci_high.iloc[1] < e.ci_low.iloc[0] for e in ends.values()))
+                measured = f"{x_name} = {xs[0]:g} to {xs[-1]:g}: " + "; ".join(
+                    f"{name} {e['mean'].iloc[0]:.3f} [{e.ci_low.iloc[0]:.3f}, {e.ci_high.iloc[0]:.3f}] to "
+                    f"{e['mean'].iloc[1]:.3f} [{e.ci_low.iloc[1]:.3f}, {e.ci_high.iloc[1]:.3f}]" for name, e in ends.items())
             elif claim.test == "similar":
                 holds, measured = bool(wins.get("neither", 0) > len(c) / 2), counts
             else:
