@@ -16,7 +16,8 @@ def test_format_table_aligns_text_left_and_numbers_right():
 def test_result_table_html_is_deterministic_and_marks_failed_verdicts():
     from dplr.replication.tables import result_table
 
-    rows = [{"data": "a<b", "ours": 0.12345, "verdict": "NOT reproduced"}, {"data": "c", "ours": 1.0, "verdict": "reproduced"}]
+    rows = [{"data": "a<b", "ours": 0.12345, "verdict": "NOT reproduced"},
+            {"data": "c", "ours": 1.0, "verdict": "reproduced"}]
     table = result_table(rows, formats={"ours": ".3f"}, name="t1", verdicts=["verdict"], footer={"data": "paper"})
     html = table._repr_html_()
     assert html == result_table(rows, formats={"ours": ".3f"}, name="t1", verdicts=["verdict"],

@@ -128,7 +128,7 @@ def legend_covered_points(fig):
 
 
 def check_legends(fig):
-    """Raise ``AssertionError`` if a legend of ``fig`` covers a plotted data point (see :func:`legend_covered_points`)."""
+    """Raise ``AssertionError`` if a legend of ``fig`` covers a plotted point (see :func:`legend_covered_points`)."""
     covered = legend_covered_points(fig)
     assert not covered, "a legend covers data: " + "; ".join(
         f"{n} point(s) under the legend with {[t.get_text() for t in legend.get_texts()]}" for legend, n in covered)

@@ -40,7 +40,8 @@ def _fixed_width(headers, cells, right=None) -> str:
     lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip(),
              "  ".join("-" * w for w in widths)]
     for r in cells:
-        lines.append("  ".join(v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(r, widths))).rstrip())
+        padded = (v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(r, widths)))
+        lines.append("  ".join(padded).rstrip())
     return "\n".join(lines)
 
 
@@ -152,7 +153,8 @@ def figure1_tables(table, name, caption):
         mean_printed, std_printed = r.published.split("±")
         head = {"data": r.data, "method": PAPER_METHOD_NAMES[r.method]}
         means.append({**head, "published": mean_printed, "ours": f"{r.mean:.4f}",
-                      "95% CI": _interval(r.ci_low, r.ci_high, 4), "accepts": _interval(r.mean_low, r.mean_high, 4, clip=True),
+                      "95% CI": _interval(r.ci_low, r.ci_high, 4),
+                      "accepts": _interval(r.mean_low, r.mean_high, 4, clip=True),
                       "verdict": verdict(r.mean_reproduced)})
         stds.append({**head, "published": std_printed, "ours": f"{r.std:.4f}",
                      "accepts": _interval(r.std_low, r.std_high, 4, clip=True), "verdict": verdict(r.std_reproduced)})

@@ -90,7 +90,8 @@ class FigureClaim:
     source: str = _SOURCE
 
 
-_FALLS_N = "as the number of observations in the training data increases, we see that the test errors of both algorithms decline"
+_FALLS_N = ("as the number of observations in the training data increases, we see that the test errors of both "
+            "algorithms decline")
 _FALLS_EPS = "As the value of ϵ increases, the test errors become smaller. [...] This accounts for both algorithms."
 #: The text's statements about Figures 4-9, quoted (Sections 5.2, p. 16, and 5.3, p. 17).
 FIGURE_CLAIMS = (
