@@ -227,7 +227,8 @@ class Replication:
 
         Window: all of the private methods' curve points lie inside the y-range the paper plotted (standard LR is
         left out: the paper plots it, but the window was chosen for the private curves it compares). Shape: panels
-        a-b, both private methods' mean error at the largest N below that at the smallest (the curves fall);
+        a-b, both private methods' 95% interval over folds at the largest N below the one at the smallest (the
+        curves fall);
         panels c-d, the text's claim about very small ε (``epsilon_small`` of :meth:`claims`). Ordering: the
         text's claims about the panel (:meth:`claims`: ``learning_final`` and ``learning_smaller`` for a-b,
         ``epsilon_majority`` for c-d). One row per judgement: panel, data, item, published, ours, holds.
@@ -247,11 +248,13 @@ class Replication:
                          "ours": f"{inside} of {len(sub)} private points inside (ours {sub['mean'].min():.3f} to "
                                  f"{sub['mean'].max():.3f})", "holds": inside == len(sub)})
             if x == "n_train":
-                ends = {m: sub[sub.method == m].sort_values(x)["mean"].to_numpy()[[0, -1]] for m in methods}
+                ends = {m: sub[sub.method == m].sort_values(x).iloc[[0, -1]] for m in methods}
                 rows.append({"panel": panel, "data": kind, "item": "shape: the private curves fall with N",
                              "published": "falling learning curves",
-                             "ours": "; ".join(f"{m} {a:.3f} to {b:.3f}" for m, (a, b) in ends.items()),
-                             "holds": all(b < a for a, b in ends.values())})
+                             "ours": "; ".join(f"{m} {e['mean'].iloc[0]:.3f} [{e.ci_low.iloc[0]:.3f}, {e.ci_high.iloc[0]:.3f}]"
+                                               f" to {e['mean'].iloc[1]:.3f} [{e.ci_low.iloc[1]:.3f}, {e.ci_high.iloc[1]:.3f}]"
+                                               for m, e in ends.items()),
+                             "holds": bool(all(e.ci_high.iloc[1] < e.ci_low.iloc[0] for e in ends.values()))})
                 names = ("learning_final", "learning_smaller")
             else:
                 names = ("epsilon_small", "epsilon_majority")
