@@ -13,7 +13,7 @@ import seaborn as sns
 from matplotlib.patches import Rectangle
 
 __all__ = ["METHOD_COLOURS", "PAPER_CURVE_STYLES", "THESIS_CURVE_STYLES", "set_book_style", "plot_curves",
-           "plot_figure2_panel", "plot_thesis_panel"]
+           "plot_figure2_panel", "plot_thesis_panel", "legend_covered_points", "check_legends", "legend_below"]
 
 _PALETTE = sns.color_palette("colorblind")
 METHOD_COLOURS = {
@@ -93,3 +93,64 @@ def plot_real_panel(ax, points, x):
         curves.append((points.method == "nonprivate", METHOD_COLOURS["standard"], "--", "non-private, same split"))
     plot_curves(ax, points, x, curves)
     ax.set(xscale="log", ylim=(0, None))
+
+
+def _drawn_points(ax):
+    """Display coordinates of the data points drawn in ``ax``: line vertices and markers, scatter offsets,
+    error-bar and band vertices (reference lines spanning the axes, ``axhline``/``axvline``, count at their ends)."""
+    points = []
+    for line in ax.get_lines():
+        if line.get_visible() and len(line.get_xydata()):
+            points.append(line.get_transform().transform(np.asarray(line.get_xydata(), float)))
+    for collection in ax.collections:
+        if not collection.get_visible():
+            continue
+        offsets = collection.get_offsets()
+        if len(offsets) and collection.get_offset_transform() is not None and not len(collection.get_paths()) > 1:
+            points.append(collection.get_offset_transform().transform(np.asarray(offsets, float)))
+        for path in collection.get_paths():
+            if len(path.vertices):
+                points.append(collection.get_transform().transform(path.vertices))
+    if not points:
+        return np.empty((0, 2))
+    points = np.vstack(points)
+    points = points[np.isfinite(points).all(axis=1)]
+    box = ax.get_window_extent()
+    inside = ((points[:, 0] >= box.x0) & (points[:, 0] <= box.x1) & (points[:, 1] >= box.y0) & (points[:, 1] <= box.y1))
+    return points[inside]  # what lies outside the axes is clipped away, not drawn
+
+
+def legend_covered_points(fig):
+    """``[(legend, number of data points under it)]`` for every legend of ``fig`` that covers a drawn point.
+
+    Drawn points are those of :func:`_drawn_points` in every axes of the figure; a legend covers a point when the
+    point lies inside the legend's bounding box (its window extent, after the figure is laid out and drawn).
+    """
+    fig.draw_without_rendering()
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None] + list(fig.legends)
+    points = np.vstack([_drawn_points(ax) for ax in fig.axes] or [np.empty((0, 2))])
+    covered = []
+    for legend in legends:
+        box = legend.get_window_extent()
+        n = int(((points[:, 0] > box.x0) & (points[:, 0] < box.x1)
+                 & (points[:, 1] > box.y0) & (points[:, 1] < box.y1)).sum())
+        if n:
+            covered.append((legend, n))
+    return covered
+
+
+def check_legends(fig):
+    """Raise ``AssertionError`` if a legend of ``fig`` covers a plotted point (see :func:`legend_covered_points`)."""
+    covered = legend_covered_points(fig)
+    assert not covered, "a legend covers data: " + "; ".join(
+        f"{n} point(s) under the legend with {[t.get_text() for t in legend.get_texts()]}" for legend, n in covered)
+    return fig
+
+
+def legend_below(fig, ax=None, ncols=None, **kwargs):
+    """One legend for the figure, below its axes (outside them), from the handles of ``ax`` (default the first axes).
+
+    The figure must use the constrained layout (``plt.subplots(..., layout="constrained")``), which makes room for it.
+    """
+    handles, labels = (ax or fig.axes[0]).get_legend_handles_labels()
+    return fig.legend(handles, labels, loc="outside lower center", ncols=ncols or min(len(labels), 4), **kwargs)

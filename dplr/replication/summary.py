@@ -12,7 +12,12 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-__all__ = ["SummaryRow", "figure1_summary_rows", "thesis_summary_rows", "html_table", "verdict_counts"]
+__all__ = ["SummaryRow", "ItemRow", "figure1_summary_rows", "thesis_summary_rows", "figure2_summary_rows",
+           "thesis_figure_rows", "html_table", "items_html_table", "verdict_counts", "RESCIENCE"]
+
+_FAILED_STYLE = "font-weight: bold; color: var(--pst-color-danger, #c62828)"
+#: ReScience's marks for a reproduced and a not reproduced item.
+RESCIENCE = {True: "[Re]", False: "[¬Re]"}
 
 _METHOD_NAMES = {"standard": "Standard LR", "sensitivity": "Sensitivity method (Alg. 1)",
                  "objective": "New method (Alg. 2)"}
@@ -37,6 +42,33 @@ class SummaryRow:
     @property
     def verdict(self) -> str:
         return "reproduced" if self.reproduced else "not reproduced"
+
+
+@dataclass(frozen=True)
+class ItemRow:
+    """One published statement or figure panel beside what we measured: a verdict without a number's interval."""
+
+    source: str  # e.g. "NIPS 2008, Figure 2(c) (p. 7)"
+    item: str  # what is judged, e.g. "separable · plotting window"
+    published: str  # the statement, quoted, or what the figure shows
+    ours: str  # what we measured
+    reproduced: bool
+
+    @property
+    def verdict(self) -> str:
+        return "reproduced" if self.reproduced else "not reproduced"
+
+
+def figure2_summary_rows(table, source="NIPS 2008, Figure 2({panel}) and its text (pp. 6-7)"):
+    """Rows for the paper's Figure 2 from :meth:`dplr.replication.paper.study.Replication.figure2_judgements`."""
+    return [ItemRow(source.format(panel=r.panel), f"({r.panel}) {r.data} · {r.item}", r.published, r.ours,
+                    bool(r.holds)) for r in table.itertuples()]
+
+
+def thesis_figure_rows(table):
+    """Rows for the thesis' Figures 4-9 from :meth:`dplr.replication.thesis.study.ThesisStudy.figure_claims`."""
+    return [ItemRow(f"Veldhuizen 2020, {r.figure}, {r.where}", f"{r.figure} · {r.data} · {r.curve} curve · {r.test}",
+                    f"“{r.quote}”", r.measured, bool(r.holds)) for r in table.itertuples()]
 
 
 def figure1_summary_rows(table, source="NIPS 2008, Figure 1 (p. 6)", decimals=4):
@@ -76,9 +108,24 @@ def html_table(rows, decimals=4):
                                                "verdict"))
     body = []
     for row in rows:
-        verdict = f"<strong>{row.verdict}</strong>" if row.reproduced else row.verdict
+        verdict = (f"<strong>{RESCIENCE[True]} {row.verdict}</strong>" if row.reproduced
+                   else f'<span class="dplr-failed" style="{_FAILED_STYLE}">{RESCIENCE[False]} {row.verdict}</span>')
         cells = (html.escape(row.source), html.escape(row.quantity), html.escape(row.published),
                  f"{row.ours:.{decimals}f}", f"[{row.low:.{decimals}f}, {row.high:.{decimals}f}]", verdict)
+        body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return (f'<table class="table replication-summary"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table>")
+
+
+def items_html_table(rows):
+    """An HTML table of :class:`ItemRow`: source, item, published, ours, verdict ([Re] in bold, [¬Re] marked)."""
+    head = "".join(f"<th>{h}</th>" for h in ("source", "item", "published", "ours", "verdict"))
+    body = []
+    for row in rows:
+        verdict = (f"<strong>{RESCIENCE[True]} {row.verdict}</strong>" if row.reproduced
+                   else f'<span class="dplr-failed" style="{_FAILED_STYLE}">{RESCIENCE[False]} {row.verdict}</span>')
+        cells = (html.escape(row.source), html.escape(row.item), html.escape(row.published), html.escape(row.ours),
+                 verdict)
         body.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return (f'<table class="table replication-summary"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table>")

@@ -1,24 +1,173 @@
-"""Fixed-width text tables for the chapters (nbval compares text outputs exactly, so they must be stable)."""
+"""Results tables for the chapters: HTML for the site, fixed-width text for ``text/plain`` and the PDF.
+
+A chapter displays a :class:`ResultTable` (built by :func:`result_table`). Jupyter stores both of its forms:
+``text/html``, a pandas Styler with a fixed uuid whose cells are strings already rounded here (so the HTML is a
+deterministic function of the rounded values, and nbval can compare it exactly), and ``text/plain``, the same
+table as fixed-width text (:func:`format_table`), which nbval compares as well and the PDF prints. Numbers are
+right-aligned; a verdict that fails ("NOT reproduced", "FAILS", "[¬Re]") is set in bold in the theme's danger
+colour, which pydata-sphinx-theme defines for its light and its dark mode.
+"""
 from __future__ import annotations
 
-__all__ = ["format_table"]
+import html as _html
+import numbers
+
+__all__ = ["format_table", "result_table", "ResultTable", "FAILED_VERDICTS", "verdict", "figure1_tables",
+           "thesis_verdict_table"]
+
+#: Cell texts marked as failed verdicts.
+FAILED_VERDICTS = frozenset({"NOT reproduced", "not reproduced", "FAILS", "fails", "[¬Re]", "False"})
+
+
+def _cell(value, spec):
+    if isinstance(value, str):
+        return value
+    if spec is None:
+        return str(value)
+    return format(value, spec)
 
 
 def format_table(rows, columns, formats=None) -> str:
     """A fixed-width text table: ``rows`` are dicts, ``columns`` their keys in order, ``formats`` optional specs."""
     formats = formats or {}
+    return _fixed_width([str(c) for c in columns], [[_cell(r[c], formats.get(c)) for c in columns] for r in rows])
 
-    def cell(row, col):
-        value = row[col]
-        spec = formats.get(col)
-        if spec is None or isinstance(value, str):
-            return str(value)
-        return format(value, spec)
 
-    cells = [[cell(r, c) for c in columns] for r in rows]
-    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip(),
+def _fixed_width(headers, cells, right=None) -> str:
+    """Columns padded to their widest cell; the columns ``right`` (indices; default all but the first) right-aligned."""
+    right = set(range(1, len(headers))) if right is None else set(right)
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip(),
              "  ".join("-" * w for w in widths)]
     for r in cells:
-        lines.append("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))).rstrip())
+        padded = (v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(r, widths)))
+        lines.append("  ".join(padded).rstrip())
     return "\n".join(lines)
+
+
+class ResultTable:
+    """A table a chapter displays: ``_repr_html_`` (Styler HTML) for the site, ``repr`` (fixed-width text) otherwise.
+
+    ``cells`` are rows of strings (already rounded); ``numeric`` the columns to right-align; ``verdicts`` the
+    columns whose failed verdicts (:data:`FAILED_VERDICTS`) are marked; ``name`` the Styler's uuid (unique on
+    its page: the CSS of one table must not style another).
+    """
+
+    def __init__(self, columns, cells, *, name, numeric=(), verdicts=(), caption=None):
+        self.columns = list(columns)
+        self.cells = [list(r) for r in cells]
+        self.name = name
+        self.numeric = [c for c in self.columns if c in set(numeric)]
+        self.verdicts = [c for c in self.columns if c in set(verdicts)]
+        self.caption = caption
+
+    @property
+    def text(self) -> str:
+        return (self.caption + "\n" if self.caption else "") + _fixed_width(self.columns, self.cells,
+                                                                               [i for i, c in enumerate(self.columns)
+                                                                                if c in self.numeric])
+
+    def failed(self, row, column) -> bool:
+        return column in self.verdicts and row[self.columns.index(column)] in FAILED_VERDICTS
+
+    def styler(self):
+        """The pandas Styler (pandas and jinja2 are imported here, on first display)."""
+        import pandas as pd  # imported here: only the HTML form needs pandas' Styler (and jinja2)
+
+        frame = pd.DataFrame(self.cells, columns=range(len(self.columns)))
+        styler = frame.style.set_uuid(self.name).hide(axis="index").format(escape="html")
+        styler = styler.relabel_index(self.columns, axis="columns")
+        classes = pd.DataFrame([["dplr-failed" if self.failed(r, c) else "" for c in self.columns] for r in self.cells],
+                               columns=frame.columns)
+        styler = styler.set_td_classes(classes)
+        styles = [{"selector": "", "props": "font-size: 0.85em; border-collapse: collapse; margin-bottom: 1em;"},
+                  {"selector": "th, td", "props": "padding: 0.15em 0.6em; vertical-align: top;"},
+                  {"selector": "th", "props": "text-align: left;"},
+                  {"selector": ".dplr-failed", "props": "font-weight: bold; color: var(--pst-color-danger, #c62828);"}]
+        for i, column in enumerate(self.columns):
+            if column in self.numeric:
+                styles.append({"selector": f".col{i}", "props": "text-align: right; white-space: nowrap;"})
+        styler = styler.set_table_styles(styles).set_table_attributes('class="dplr-table"')
+        if self.caption:
+            styler = styler.set_caption(_html.escape(self.caption))
+        return styler
+
+    @property
+    def html(self) -> str:
+        return self.styler().to_html()
+
+    def _repr_html_(self):
+        return self.html
+
+    def __repr__(self):
+        return self.text
+
+
+def result_table(rows, columns=None, formats=None, *, name, verdicts=(), caption=None, rename=None,
+                 footer=None, right=()) -> ResultTable:
+    """A :class:`ResultTable` from ``rows`` (dicts or a DataFrame): ``columns`` to show, ``formats`` their specs.
+
+    Columns whose values are numbers are right-aligned; ``rename`` maps column keys to the headers shown;
+    ``footer`` is one more row (a dict; missing columns stay empty), e.g. the published numbers under a ranking;
+    ``right`` names more columns to right-align (numbers already formatted as strings).
+    """
+    if hasattr(rows, "to_dict"):
+        rows = rows.to_dict("records")
+    rows = list(rows)
+    columns = list(columns or rows[0])
+    formats = formats or {}
+    numeric = [c for c in columns if rows and all(isinstance(r[c], numbers.Number) and not isinstance(r[c], bool)
+                                                  for r in rows) or c in formats or c in right]
+    if footer is not None:
+        rows = rows + [{c: footer.get(c, "") for c in columns}]
+    cells = [[_cell(r[c], formats.get(c)) for c in columns] for r in rows]
+    rename = rename or {}
+    headers = [rename.get(c, c) for c in columns]
+    return ResultTable(headers, cells, name=name, numeric=[rename.get(c, c) for c in numeric],
+                       verdicts=[rename.get(c, c) for c in verdicts], caption=caption)
+
+
+def verdict(reproduced) -> str:
+    """The chapters' word for the verdict rule's outcome."""
+    return "reproduced" if reproduced else "NOT reproduced"
+
+
+#: The methods as the paper's Figure 1 names them, and as the thesis does.
+PAPER_METHOD_NAMES = {"standard": "Standard LR", "sensitivity": "Sensitivity method", "objective": "New method"}
+THESIS_METHOD_NAMES = {"standard": "standard LR", "sensitivity": "Algorithm 1", "objective": "Algorithm 2"}
+
+
+def _interval(low, high, decimals, clip=False):
+    return f"[{max(low, 0) if clip else low:.{decimals}f}, {high:.{decimals}f}]"
+
+
+def figure1_tables(table, name, caption):
+    """The paper's Figure 1 judged: a table of the means and one of the standard deviations over five folds.
+
+    ``table`` is :meth:`dplr.replication.paper.study.Replication.figure1_table`; ours to four decimals as the
+    paper prints, with the 95% interval over folds (means) and the verdict rule's accepted range ("accepts",
+    clipped at 0: errors and standard deviations are not negative).
+    """
+    means, stds = [], []
+    for r in table.itertuples():
+        mean_printed, std_printed = r.published.split("±")
+        head = {"data": r.data, "method": PAPER_METHOD_NAMES[r.method]}
+        means.append({**head, "published": mean_printed, "ours": f"{r.mean:.4f}",
+                      "95% CI": _interval(r.ci_low, r.ci_high, 4),
+                      "accepts": _interval(r.mean_low, r.mean_high, 4, clip=True),
+                      "verdict": verdict(r.mean_reproduced)})
+        stds.append({**head, "published": std_printed, "ours": f"{r.std:.4f}",
+                     "accepts": _interval(r.std_low, r.std_high, 4, clip=True), "verdict": verdict(r.std_reproduced)})
+    numeric = ("published", "ours", "95% CI", "accepts")
+    return (ResultTable(list(means[0]), [list(r.values()) for r in means], name=f"{name}-mean", numeric=numeric,
+                        verdicts=["verdict"], caption=f"{caption}: mean test error"),
+            ResultTable(list(stds[0]), [list(r.values()) for r in stds], name=f"{name}-std", numeric=numeric,
+                        verdicts=["verdict"], caption=f"{caption}: standard deviation over five folds"))
+
+
+def thesis_verdict_table(table, name, caption):
+    """The thesis' Table 2 (or a part of it) judged: ``table`` is :func:`dplr.replication.thesis.cells.verdicts`."""
+    rows = [{"data": r.data, "method": THESIS_METHOD_NAMES[r.method], "thesis": r.thesis, "ours": f"{r.ours:.3f}",
+             "accepts": _interval(r.low, r.high, 3), "verdict": verdict(r.reproduced)} for r in table.itertuples()]
+    return ResultTable(list(rows[0]), [list(r.values()) for r in rows], name=name,
+                       numeric=("thesis", "ours", "accepts"), verdicts=["verdict"], caption=caption)

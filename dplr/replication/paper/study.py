@@ -222,6 +222,48 @@ class Replication:
                          "inside": inside, "our_min": float(sub["mean"].min()), "our_max": float(sub["mean"].max())})
         return pd.DataFrame(rows)
 
+    def figure2_judgements(self, form="nips2008"):
+        """Every panel of Figure 2 judged on three counts: plotting window, shape and ordering.
+
+        Window: all of the private methods' curve points lie inside the y-range the paper plotted (standard LR is
+        left out: the paper plots it, but the window was chosen for the private curves it compares). Shape: panels
+        a-b, both private methods' 95% interval over folds at the largest N below the one at the smallest (the
+        curves fall);
+        panels c-d, the text's claim about very small ε (``epsilon_small`` of :meth:`claims`). Ordering: the
+        text's claims about the panel (:meth:`claims`: ``learning_final`` and ``learning_smaller`` for a-b,
+        ``epsilon_majority`` for c-d). One row per judgement: panel, data, item, published, ours, holds.
+        """
+        claims = self.claims(form).set_index(["claim", "data"])
+        curves = {"n_train": self.learning_curves(), "epsilon": self.epsilon_curves()}
+        rows = []
+        for panel, kind, x in (("a", "separable", "n_train"), ("b", "unseparable", "n_train"),
+                               ("c", "separable", "epsilon"), ("d", "unseparable", "epsilon")):
+            axes = FIGURE2_AXES[panel]
+            methods = ["Sensitivity method", method_label(Task(DataSpec(kind), 0, "objective", epsilon=0.1, form=form))]
+            sub = curves[x][(curves[x].data == kind) & curves[x].method.isin(methods)]
+            low, high = axes.y_range
+            inside = int(((sub["mean"] >= low) & (sub["mean"] <= high)).sum())
+            rows.append({"panel": panel, "data": kind, "item": "plotting window",
+                         "published": f"test error plotted from {low:g} to {high:g}",
+                         "ours": f"{inside} of {len(sub)} private points inside (ours {sub['mean'].min():.3f} to "
+                                 f"{sub['mean'].max():.3f})", "holds": inside == len(sub)})
+            if x == "n_train":
+                ends = {m: sub[sub.method == m].sort_values(x).iloc[[0, -1]] for m in methods}
+                rows.append({"panel": panel, "data": kind, "item": "shape: the private curves fall with N",
+                             "published": "falling learning curves",
+                             "ours": "; ".join(f"{m} {e['mean'].iloc[0]:.3f} [{e.ci_low.iloc[0]:.3f}, {e.ci_high.iloc[0]:.3f}]"
+                                               f" to {e['mean'].iloc[1]:.3f} [{e.ci_low.iloc[1]:.3f}, {e.ci_high.iloc[1]:.3f}]"
+                                               for m, e in ends.items()),
+                             "holds": bool(all(e.ci_high.iloc[1] < e.ci_low.iloc[0] for e in ends.values()))})
+                names = ("learning_final", "learning_smaller")
+            else:
+                names = ("epsilon_small", "epsilon_majority")
+            for name in names:
+                item = "shape: very small ε" if name == "epsilon_small" else f"ordering: {name.replace('_', ' ')}"
+                rows.append({"panel": panel, "data": kind, "item": item, "published": claims.loc[(name, kind), "quote"],
+                             "ours": claims.loc[(name, kind), "measured"], "holds": bool(claims.loc[(name, kind), "holds"])})
+        return pd.DataFrame(rows)
+
     def part_seconds(self):
         """Worker seconds spent per part (a task shared by parts counts for the first)."""
         seen, out = set(), {}

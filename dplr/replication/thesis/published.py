@@ -15,6 +15,8 @@ __all__ = [
     "ThesisValue",
     "TABLE2",
     "TEXT_VALUES",
+    "FigureClaim",
+    "FIGURE_CLAIMS",
     "thesis_value",
     "THESIS_SEED",
     "THESIS_LAMBDA",
@@ -66,6 +68,58 @@ TEXT_VALUES = (
                 note="'using a small data set of 50 observations logistic regression has a test error of 0.86'"),
 )
 
+
+
+@dataclass(frozen=True)
+class FigureClaim:
+    """What the thesis' text says its Figures 4-9 show (the figures themselves are lost), with the test we judge it by.
+
+    ``curve`` is "learning" (Figures 4-6, ε = 0.1) or "epsilon" (Figures 7-9, full training size); ``test`` is
+    "falls" (both private algorithms: the 95% interval over folds at the largest x lies below the one at the
+    smallest), "similar" (neither
+    algorithm significantly better at most points), "algorithm2_most" / "algorithm1_most" (that algorithm
+    significantly better at most points) or "algorithm2_all" / "algorithm1_all" (at every point).
+    """
+
+    figure: str
+    data: str
+    curve: str
+    test: str
+    quote: str
+    where: str = "Section 5.2 (p. 16)"
+    source: str = _SOURCE
+
+
+_FALLS_N = ("as the number of observations in the training data increases, we see that the test errors of both "
+            "algorithms decline")
+_FALLS_EPS = "As the value of ϵ increases, the test errors become smaller. [...] This accounts for both algorithms."
+#: The text's statements about Figures 4-9, quoted (Sections 5.2, p. 16, and 5.3, p. 17).
+FIGURE_CLAIMS = (
+    FigureClaim("Figure 4", "separable", "learning", "falls", _FALLS_N),
+    FigureClaim("Figure 4", "separable", "learning", "similar",
+                "In the case of the separable data, we see the graphs of both algorithms lie on top of each other."),
+    FigureClaim("Figure 5", "inseparable", "learning", "falls", _FALLS_N),
+    FigureClaim("Figure 5", "inseparable", "learning", "algorithm2_most",
+                "Here we see the learning curve of algorithm 2 lying underneath the curve of algorithm 1"),
+    FigureClaim("Figure 6", "real", "learning", "falls",
+                "The learning curve is more or less decreasing for both algorithms."),
+    FigureClaim("Figure 6", "real", "learning", "algorithm1_most",
+                "overall, the learning curve of algorithm 1 lies above the learning curve of algorithm 2. This means "
+                "that for this data set algorithm 1 has a better performance than algorithm 2."),
+    FigureClaim("Figure 7", "separable", "epsilon", "falls", _FALLS_EPS, "Section 5.3 (p. 17)"),
+    FigureClaim("Figure 7", "separable", "epsilon", "similar",
+                "For separable data the curves are once again similar for both algorithms.", "Section 5.3 (p. 17)"),
+    FigureClaim("Figure 8", "inseparable", "epsilon", "falls", _FALLS_EPS, "Section 5.3 (p. 17)"),
+    FigureClaim("Figure 8", "inseparable", "epsilon", "algorithm2_all",
+                "no matter how tight the restriction of privacy preservation is, algorithm 2 makes better "
+                "predictions than algorithm 1 for the inseparable data.", "Section 5.3 (p. 17)"),
+    FigureClaim("Figure 9", "real", "epsilon", "falls",
+                "Similar to the simulated data, both curves decrease as ϵ increases.", "Section 5.3 (p. 17)"),
+    FigureClaim("Figure 9", "real", "epsilon", "algorithm1_all",
+                "the curve of algorithm 1 lies above algorithm 2 for all values of ϵ. So, no matter how tight the "
+                "restriction of privacy preservation is, algorithm 1 makes better predictions than algorithm 2",
+                "Section 5.3 (p. 17)"),
+)
 
 def thesis_value(data, method, n_train=None) -> ThesisValue:
     for value in TABLE2 + TEXT_VALUES:

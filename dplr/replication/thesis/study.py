@@ -35,6 +35,7 @@ from dplr.replication.thesis.diagnosis import best_match, diagnosis_calls, diagn
 from dplr.replication.thesis.pipeline import LITERAL, SWITCHES, SoundPipeline
 from dplr.replication.thesis.published import (
     EPSILON_GRID,
+    FIGURE_CLAIMS,
     KINDS,
     LAMBDA_GRID,
     METHODS,
@@ -165,6 +166,49 @@ class ThesisStudy:
                              "algorithm2": float(cell_errors(self.errors, cell, "objective", eps).mean()),
                              "difference": d, "ci_low": low, "ci_high": high,
                              "better": "Algorithm 1" if low > 0 else ("Algorithm 2" if high < 0 else "neither")})
+        return pd.DataFrame(rows)
+
+    def figure_claims(self, pipelines=(("separable", "simulated"), ("inseparable", "simulated"), ("real", "real"))):
+        """The text's statements about Figures 4-9 (:data:`~dplr.replication.thesis.published.FIGURE_CLAIMS`), judged.
+
+        Each claim is tested on the curves of the pipeline ``pipelines`` names for its data set (by default the
+        pipelines the chapter's Figures 4-9 draw: the diagnosed one on the simulated sets, the consistent one -- the
+        simulated data's switches -- on the real data): the learning curve is every size at
+        ε = 0.1, the ε curve every ε at the full training size; "better" is :meth:`algorithm_comparison`'s paired
+        test. One row per claim: figure, data, curve, quote, what we measured, ``holds``.
+        """
+        rows = []
+        for claim in FIGURE_CLAIMS:
+            c = self.algorithm_comparison(dict(pipelines)[claim.data], claim.data)
+            if claim.curve == "learning":
+                c = c[np.isclose(c.epsilon, THESIS_EPSILON)].sort_values("n_train")
+                x_name, xs = "n", c.n_train.to_numpy()
+            else:
+                c = c[c.n_train == full_training_size(claim.data)].sort_values("epsilon")
+                x_name, xs = "ε", c.epsilon.to_numpy()
+            wins = c.better.value_counts()
+            counts = (f"Algorithm 1 significantly better at {wins.get('Algorithm 1', 0)}, Algorithm 2 at "
+                      f"{wins.get('Algorithm 2', 0)} of {len(c)} points")
+            if claim.test == "falls":
+                curves = self.learning_curves() if claim.curve == "learning" else self.epsilon_curves()
+                x = "n_train" if claim.curve == "learning" else "epsilon"
+                sub = curves[(curves.data == claim.data) & (curves.pipeline == dict(pipelines)[claim.data])]
+                if claim.curve == "learning":
+                    sub = sub[np.isclose(sub.epsilon.fillna(-1.0), THESIS_EPSILON)]
+                ends = {name: sub[sub.method == method].sort_values(x).iloc[[0, -1]]
+                        for method, name in (("sensitivity", "Algorithm 1"), ("objective", "Algorithm 2"))}
+                holds = bool(all(e.ci_high.iloc[1] < e.ci_low.iloc[0] for e in ends.values()))
+                measured = f"{x_name} = {xs[0]:g} to {xs[-1]:g}: " + "; ".join(
+                    f"{name} {e['mean'].iloc[0]:.3f} [{e.ci_low.iloc[0]:.3f}, {e.ci_high.iloc[0]:.3f}] to "
+                    f"{e['mean'].iloc[1]:.3f} [{e.ci_low.iloc[1]:.3f}, {e.ci_high.iloc[1]:.3f}]" for name, e in ends.items())
+            elif claim.test == "similar":
+                holds, measured = bool(wins.get("neither", 0) > len(c) / 2), counts
+            else:
+                winner = "Algorithm 1" if claim.test.startswith("algorithm1") else "Algorithm 2"
+                needed = len(c) if claim.test.endswith("_all") else len(c) // 2 + 1
+                holds, measured = bool(wins.get(winner, 0) >= needed), counts
+            rows.append({"figure": claim.figure, "data": claim.data, "curve": claim.curve, "test": claim.test,
+                         "where": claim.where, "quote": claim.quote, "measured": measured, "holds": holds})
         return pd.DataFrame(rows)
 
     def correction(self):
