@@ -261,9 +261,9 @@ def audit_outputs(outputs, outputs_prime, score=None, n_selection=None, alpha=0.
     The first ``n_selection`` rows of each (default: a fifth) choose the thresholds; the other rows are
     counted. ``score`` maps an ``(m, d)`` array of outputs to ``m`` real scores, large meaning "looks like
     :math:`D'`". ``None`` or ``"projection"``: project onto the difference of the mean outputs on the
-    selection rows (:func:`projection_score`); events are then half-spaces. ``"histogram"``: the same
+    selection rows (:func:`~dplr.analysis.audit_scores.projection_score`); events are then half-spaces. ``"histogram"``: the same
     projection, then the log-ratio of the two histograms of the selection rows on ``n_bins`` bins
-    (:func:`histogram_score`); events are then unions of bins, e.g. an interval in the middle. Thresholds
+    (:func:`~dplr.analysis.audit_scores.histogram_score`); events are then unions of bins, e.g. an interval in the middle. Thresholds
     are searched over ``n_thresholds`` quantiles of the pooled selection scores. See the module docstring
     for the bound and its :math:`\alpha/4` Bonferroni split.
     """
@@ -306,7 +306,7 @@ def audit_outputs(outputs, outputs_prime, score=None, n_selection=None, alpha=0.
 
 
 def pair_data(pair):
-    """``(data, data_prime)`` of a :class:`NeighbouringPair` (as ``(X, y)`` tuples) or of a 2-tuple."""
+    """``(data, data_prime)`` of a :class:`~dplr.analysis.neighbours.NeighbouringPair` (as ``(X, y)`` tuples) or of a 2-tuple."""
     if isinstance(pair, NeighbouringPair):
         return (pair.X, pair.y), (pair.X_prime, pair.y_prime)
     if isinstance(pair, (tuple, list)) and len(pair) == 2:
@@ -372,7 +372,7 @@ class ClaimCheck:
         return self.audit.refutes(self.epsilon)
 
     def row(self) -> dict:
-        """A dict for :func:`format_table`."""
+        """A dict for ``dplr.replication.tables.format_table``."""
         return {"mechanism": self.name, "epsilon": self.epsilon,
                 "exact loss": float("nan") if self.exact is None else self.exact,
                 "eps_lb": self.audit.epsilon_lb,

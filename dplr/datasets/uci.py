@@ -70,6 +70,7 @@ __all__ = [
     "majority_error",
 ]
 
+#: The environment variable naming the data folder (:func:`data_home`).
 DATA_DIR_ENV = "DPLR_DATA_DIR"
 
 
