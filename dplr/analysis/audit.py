@@ -37,7 +37,7 @@ An audit can only *refute* a claim: :math:`\varepsilon_{lb} > \varepsilon` shows
 :math:`1 - \alpha`) that the mechanism is not ε-DP; :math:`\varepsilon_{lb} \le \varepsilon` proves nothing.
 
 Randomness: every run gets its own seed, derived from one ``random_state`` through
-:class:`numpy.random.SeedSequence` (one child per data set, then one per run or per batch of runs), so
+``numpy.random.SeedSequence`` (one child per data set, then one per run or per batch of runs), so
 results are reproducible and do not depend on how many workers run them.
 """
 from __future__ import annotations
@@ -108,7 +108,7 @@ def epsilon_lower_bound(false_positives, n_null, false_negatives, n_alt, alpha, 
 # Running a mechanism many times
 # ----------------------------------------------------------------------------------------------
 def seed_sequence(random_state) -> np.random.SeedSequence:
-    """One :class:`numpy.random.SeedSequence` from ``None``, an int seed, a SeedSequence or a Generator.
+    """One ``numpy.random.SeedSequence`` from ``None``, an int seed, a SeedSequence or a Generator.
 
     A Generator is advanced by one draw of 128 bits of entropy.
     """
@@ -333,7 +333,7 @@ def audit(mechanism, pair, n_runs, score=None, n_selection=None, alpha=0.05, del
     batch_size : int or None
         See :func:`run_mechanism`.
     random_state : None, int, SeedSequence or Generator
-        Its :class:`~numpy.random.SeedSequence` is split into one child per data set.
+        Its ``SeedSequence`` is split into one child per data set.
 
     Returns
     -------

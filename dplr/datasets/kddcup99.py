@@ -160,7 +160,7 @@ def read_kddcup99(data_dir=None, download=True) -> pd.DataFrame:
     """The 494,021 connections of the KDDCup99 10 % file, parsed by :func:`parse_kddcup99`.
 
     Looks for ``kddcup99/kddcup.data_10_percent[.gz]`` in the data folder; otherwise calls
-    :func:`sklearn.datasets.fetch_kddcup99` (``percent10=True``) with its cache in
+    ``sklearn.datasets.fetch_kddcup99`` (``percent10=True``) with its cache in
     ``<data folder>/scikit_learn_data``, downloading only if ``download`` is true. Raises
     :class:`~dplr.datasets.uci.DatasetUnavailableError` when neither works, and :class:`~dplr.datasets.uci.DataFileError` (naming the file
     and how to fetch it again) when the file in the folder is empty, truncated or corrupt.

@@ -295,7 +295,7 @@ def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, delta=0.0, hube
     tol : float
         Stop each problem when :math:`\lVert\nabla J_j\rVert \le` ``tol``.
     max_iter : int
-        Newton iterations at most per problem; a :class:`~sklearn.exceptions.ConvergenceWarning` is
+        Newton iterations at most per problem; a ``sklearn.exceptions.ConvergenceWarning`` is
         emitted for problems that did not reach ``tol``.
     warm_start : bool
         For a batch (k > 1 problems with one :math:`\Delta`), start every problem from the minimiser of
