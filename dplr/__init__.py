@@ -6,7 +6,7 @@ objective perturbation of Chaudhuri, Monteleoni & Sarwate, JMLR 12 (2011).
 The core -- what a user imports -- is this package's top level, one idea per module, named after the
 paper's objects:
 
-* :mod:`dplr.mechanisms` -- the noise :math:`h(\\eta) \\propto e^{-\\beta\\lVert\\eta\\rVert}` (:class:`VectorLaplace`) and the Laplace mechanism
+* :mod:`dplr.mechanisms` -- the noise :math:`h(\\eta) \\propto e^{-\\beta\\lVert\\eta\\rVert}` (:class:`~dplr.mechanisms.VectorLaplace`) and the Laplace mechanism
 * :mod:`dplr.calibration` -- the privacy maps: sensitivity bound, Algorithm 1's noise, Algorithm 2's noise and Δ
 * :mod:`dplr.losses` -- logistic and Huber hinge losses with their derivatives and proof constants
 * :mod:`dplr.objective` -- the regularised, perturbed ERM objective: value, gradient, Hessian
@@ -15,10 +15,10 @@ paper's objects:
 * :mod:`dplr.estimators` -- scikit-learn estimators around them
 * :mod:`dplr.tuning` -- private choice of λ (JMLR 2011, Algorithm 3)
 * :mod:`dplr.preprocessing` -- getting records into the unit ball (and what leaks privacy)
-* :mod:`dplr.validation` -- input checks and :class:`PrivacyLeakWarning`; :mod:`dplr.threads` -- threads and BLAS
+* :mod:`dplr.validation` -- input checks and :class:`~dplr.validation.PrivacyLeakWarning`; :mod:`dplr.threads` -- threads and BLAS
 
 Built on it: :mod:`dplr.analysis` (exact privacy loss, sensitivity searches, guarantees, audits),
-:mod:`dplr.datasets` (the simulated data, Adult, KDDCup99, breast cancer) and :mod:`dplr.replication`
+:mod:`dplr.datasets` (the simulated data, Adult, KDDCup99, breast cancer) and ``dplr.replication``
 (the two replications and ``python -m dplr reproduce``). ``ARCHITECTURE.md`` at the repository root
 is the map.
 """

@@ -34,6 +34,7 @@ __all__ = [
     "objective_perturbation_calibration",
 ]
 
+#: The forms of Algorithm 2's calibration, ``"corrected"`` (JMLR 2011) and ``"nips2008"`` (the original paper).
 OBJECTIVE_PERTURBATION_FORMS = ("corrected", "nips2008")
 
 #: Largest noise scale :math:`1/\beta` and :math:`\Delta` a calibration returns. Beyond it the noise (of

@@ -62,6 +62,7 @@ __all__ = [
     "test_error",
 ]
 
+#: The private algorithms a tuning run can use, ``"sensitivity"`` (Algorithm 1), ``"objective"`` (Algorithm 2).
 TUNING_METHODS = ("sensitivity", "objective")
 
 
@@ -279,7 +280,7 @@ def private_tuning_experiment(X, y, X_test, y_test, lambdas, epsilons, n_repeats
                               methods=TUNING_METHODS, random_state=None, n_jobs=None):
     r"""Run Algorithm 3 for several ε and both private methods, ``n_repeats`` times; test every outcome.
 
-    Each repeat is one :class:`_Run`: one random split of ``(X, y)`` into ``len(lambdas) + 1`` parts,
+    Each repeat is one ``_Run``: one random split of ``(X, y)`` into ``len(lambdas) + 1`` parts,
     shared by all ε and both methods (common random numbers: the curves differ only through ε and the
     method). The non-private minimisers on the parts are computed once per repeat and reused by
     Algorithm 1 for every ε; Algorithm 2 solves one perturbed problem per part and ε, all of a part's

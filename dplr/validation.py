@@ -116,6 +116,7 @@ def check_lambda(lam) -> float:
 #: accepted -- then projected onto the ball in float64 (:func:`check_rows_in_ball`).
 ROUNDING_ULPS = 4
 
+#: The advice appended to the error for rows outside the unit ball -- how to bring features into it.
 NORM_FIX = (
     "Fix: bring the features into the ball with bounds that do not come from the data: centre and scale each "
     "feature by public bounds (dplr.preprocessing.scale_by_public_bounds(X, bounds, centre=...) maps it into "

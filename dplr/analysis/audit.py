@@ -37,7 +37,7 @@ An audit can only *refute* a claim: :math:`\varepsilon_{lb} > \varepsilon` shows
 :math:`1 - \alpha`) that the mechanism is not ε-DP; :math:`\varepsilon_{lb} \le \varepsilon` proves nothing.
 
 Randomness: every run gets its own seed, derived from one ``random_state`` through
-:class:`numpy.random.SeedSequence` (one child per data set, then one per run or per batch of runs), so
+``numpy.random.SeedSequence`` (one child per data set, then one per run or per batch of runs), so
 results are reproducible and do not depend on how many workers run them.
 """
 from __future__ import annotations
@@ -108,7 +108,7 @@ def epsilon_lower_bound(false_positives, n_null, false_negatives, n_alt, alpha, 
 # Running a mechanism many times
 # ----------------------------------------------------------------------------------------------
 def seed_sequence(random_state) -> np.random.SeedSequence:
-    """One :class:`numpy.random.SeedSequence` from ``None``, an int seed, a SeedSequence or a Generator.
+    """One ``numpy.random.SeedSequence`` from ``None``, an int seed, a SeedSequence or a Generator.
 
     A Generator is advanced by one draw of 128 bits of entropy.
     """
@@ -261,9 +261,9 @@ def audit_outputs(outputs, outputs_prime, score=None, n_selection=None, alpha=0.
     The first ``n_selection`` rows of each (default: a fifth) choose the thresholds; the other rows are
     counted. ``score`` maps an ``(m, d)`` array of outputs to ``m`` real scores, large meaning "looks like
     :math:`D'`". ``None`` or ``"projection"``: project onto the difference of the mean outputs on the
-    selection rows (:func:`projection_score`); events are then half-spaces. ``"histogram"``: the same
+    selection rows (:func:`~dplr.analysis.audit_scores.projection_score`); events are then half-spaces. ``"histogram"``: the same
     projection, then the log-ratio of the two histograms of the selection rows on ``n_bins`` bins
-    (:func:`histogram_score`); events are then unions of bins, e.g. an interval in the middle. Thresholds
+    (:func:`~dplr.analysis.audit_scores.histogram_score`); events are then unions of bins, e.g. an interval in the middle. Thresholds
     are searched over ``n_thresholds`` quantiles of the pooled selection scores. See the module docstring
     for the bound and its :math:`\alpha/4` Bonferroni split.
     """
@@ -306,7 +306,7 @@ def audit_outputs(outputs, outputs_prime, score=None, n_selection=None, alpha=0.
 
 
 def pair_data(pair):
-    """``(data, data_prime)`` of a :class:`NeighbouringPair` (as ``(X, y)`` tuples) or of a 2-tuple."""
+    """``(data, data_prime)`` of a :class:`~dplr.analysis.neighbours.NeighbouringPair` (as ``(X, y)`` tuples) or of a 2-tuple."""
     if isinstance(pair, NeighbouringPair):
         return (pair.X, pair.y), (pair.X_prime, pair.y_prime)
     if isinstance(pair, (tuple, list)) and len(pair) == 2:
@@ -333,7 +333,7 @@ def audit(mechanism, pair, n_runs, score=None, n_selection=None, alpha=0.05, del
     batch_size : int or None
         See :func:`run_mechanism`.
     random_state : None, int, SeedSequence or Generator
-        Its :class:`~numpy.random.SeedSequence` is split into one child per data set.
+        Its ``SeedSequence`` is split into one child per data set.
 
     Returns
     -------
@@ -372,7 +372,7 @@ class ClaimCheck:
         return self.audit.refutes(self.epsilon)
 
     def row(self) -> dict:
-        """A dict for :func:`format_table`."""
+        """A dict for ``dplr.replication.tables.format_table``."""
         return {"mechanism": self.name, "epsilon": self.epsilon,
                 "exact loss": float("nan") if self.exact is None else self.exact,
                 "eps_lb": self.audit.epsilon_lb,

@@ -14,7 +14,7 @@ them as ``from dplr.analysis import broken``. Each is built from the library's o
   :math:`\sqrt2\,\varepsilon` in one dimension.
 * :func:`nips2008_objective_perturbation` -- Algorithm 2 as printed in NIPS 2008, whose proof leaves out
   the Jacobian term, at small :math:`n\lambda`; actual loss up to the coupled bound of
-  :mod:`dplr.objective_perturbation_search` (logistic loss: above ε only for :math:`n\lambda < 2/\varepsilon`),
+  :mod:`dplr.analysis.objective_perturbation_search` (logistic loss: above ε only for :math:`n\lambda < 2/\varepsilon`),
   and up to :math:`\varepsilon + \log(1 + c/(n\lambda))` with the Huber loss.
 * :class:`L1SensitivityMethod` -- Algorithm 1 on L1-regularised ERM with the L2 sensitivity bound
   :math:`2/(n\lambda)`; the actual loss does not shrink with :math:`n`.

@@ -57,6 +57,7 @@ __all__ = [
     "classification_error",
 ]
 
+#: The constants the bounds can use, ``"paper"`` (as printed) or ``"sharp"`` (see the module's docstring).
 CONSTANTS = ("paper", "sharp")
 _CURVATURE = LogisticLoss.curvature  # c = 1/4 bounds the logistic loss' second derivative
 

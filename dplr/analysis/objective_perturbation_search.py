@@ -590,7 +590,7 @@ def pin_worst_cases(live, path, tolerance, record=False) -> list[WorstCase]:
     output (:func:`worst_case_from_dict`), so that every value shown is the exact loss of an explicit pair -- a
     lower bound on the supremum, wherever the pair came from. The search run here must agree with the record:
     same settings in the same order, and every value within ``tolerance``:math:`\cdot\varepsilon` of the
-    recorded one, else :class:`AssertionError` (re-record after a change of the search). ``record=True`` writes
+    recorded one, else ``AssertionError`` (re-record after a change of the search). ``record=True`` writes
     ``live`` to ``path`` first.
     """
     path = Path(path)

@@ -36,6 +36,7 @@ __all__ = [
 # ----------------------------------------------------------------------------------------------
 # Grids of outputs and refinement
 # ----------------------------------------------------------------------------------------------
+#: The default radii of :func:`output_grid`, 1e-3 to 1e5, 161 values on a log scale.
 DEFAULT_RADII = np.geomspace(1e-3, 1e5, 161)
 
 
@@ -109,7 +110,7 @@ class PrivacyLossSupremum:
     r"""Largest :math:`|\log p_D(w)/p_{D'}(w)|` found, with the output :math:`w` that attains it.
 
     ``total`` is signed (positive when :math:`p_D(w) > p_{D'}(w)`); ``value = |total|``. ``noise`` and
-    ``jacobian`` are the two parts of ``total`` at ``w`` (see :class:`PrivacyLossTerms`).
+    ``jacobian`` are the two parts of ``total`` at ``w`` (see :class:`~dplr.analysis.privacy_loss.PrivacyLossTerms`).
     """
 
     value: float
@@ -125,7 +126,7 @@ def max_objective_perturbation_privacy_loss(pair: NeighbouringPair, epsilon, lam
                                             random_state=None) -> PrivacyLossSupremum:
     r""":math:`\sup_w |\log p_D(w)/p_{D'}(w)|` for Algorithm 2 on one neighbouring pair.
 
-    Evaluates the exact loss (:func:`objective_perturbation_privacy_loss`) on :func:`output_grid`,
+    Evaluates the exact loss (:func:`~dplr.analysis.privacy_loss.objective_perturbation_privacy_loss`) on :func:`output_grid`,
     then refines the ``n_refine`` best grid points with Nelder–Mead in log-polar coordinates. The
     returned value is attained at the returned ``w``. ``random_state`` is used only for ``d >= 3``
     (random directions).
@@ -226,7 +227,7 @@ class WorstCasePrivacyLoss:
     ``value`` :math:`= \log p_D(w)/p_{D'}(w) \ge 0` at ``w`` for ``pair`` (whose replaced record is
     ``record`` in :math:`D` and ``record_prime`` in :math:`D'`, both as :math:`u = y x`, stored with
     label +1); ``noise`` and ``jacobian`` are its two parts. ``value`` is recomputed from ``pair``
-    with :func:`objective_perturbation_privacy_loss`, independently of the search.
+    with :func:`~dplr.analysis.privacy_loss.objective_perturbation_privacy_loss`, independently of the search.
     """
 
     value: float

@@ -188,7 +188,7 @@ def gap_factors(pair: NeighbouringPair, lam, loss="logistic", huber_h=0.5, n_nod
       Lemma 1 uses only :math:`G_2 \ge \lambda`, ignoring the curvature the loss adds.
 
     Requires the pair to differ in exactly its last row (as built by
-    :meth:`NeighbouringPair.from_records`).
+    :meth:`NeighbouringPair.from_records <dplr.analysis.neighbours.NeighbouringPair.from_records>`).
     """
     loss = get_loss(loss, huber_h)
     w1 = standard_erm(pair.X, pair.y, lam, loss, tol=1e-12)
@@ -336,7 +336,7 @@ def _anchored_distance_and_gradient(x, n_weights, lam, loss, W_start, d):
 @one_blas_thread
 def anchored_sensitivity_search(n, lam, loss="logistic", huber_h=0.5, d=2,
                                 start_angles=(1.0, 1.2, 1.35, 1.45, 1.52)) -> SensitivitySearchResult:
-    r"""Maximise :math:`\lVert w^*(D) - w^*(D')\rVert` over :func:`anchored_pair` (any ``n``, cheaply).
+    r"""Maximise :math:`\lVert w^*(D) - w^*(D')\rVert` over :func:`~dplr.analysis.neighbours.anchored_pair` (any ``n``, cheaply).
 
     The structure comes from :func:`adversarial_sensitivity_search`: its worst pairs put every shared
     record at one short vector. Such an anchor of radius :math:`\rho` pulls :math:`w^*` along
@@ -347,7 +347,7 @@ def anchored_sensitivity_search(n, lam, loss="logistic", huber_h=0.5, d=2,
 
     The search runs L-BFGS-B over :math:`(\log\rho \le 0,\ r, p,\ r', p')` with :math:`u = r\,p/\lVert
     p\rVert`, :math:`r \in [0, 1]` (and the same for :math:`u'`), with exact gradients
-    (:func:`_anchored_distance_and_gradient`), from symmetric starts :math:`u, u' = (-\cos a, \pm\sin a)`, one per
+    (``_anchored_distance_and_gradient``), from symmetric starts :math:`u, u' = (-\cos a, \pm\sin a)`, one per
     angle in ``start_angles``, and keeps the best local maximum (near-ties, within a relative 1e-9, keep the
     earlier start). Each start runs to a stationary point rather than to an evaluation budget, so where it stops
     does not depend on rounding: the result is the same on every machine. The distance of the returned pair is

@@ -27,9 +27,11 @@ __all__ = [
     "load_adult",
 ]
 
+#: Adult's id in the UCI Machine Learning Repository.
 ADULT_UCI_ID = 2
 ADULT_N_TRAIN, ADULT_N_TEST = 32_561, 16_281
 
+#: The 14 feature columns of ``adult.data``, in file order (the label ``income`` follows them).
 ADULT_COLUMNS = (
     "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
     "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country",
@@ -146,8 +148,8 @@ def read_adult(data_dir=None, download=True) -> pd.DataFrame:
     """All 48,842 Adult records: :func:`parse_adult` of both files, with a column ``split`` (train/test).
 
     Looks for ``adult/adult.data[.gz]`` and ``adult/adult.test[.gz]`` in the data folder
-    (:func:`uci.data_home`); if they are missing and ``download`` is true, fetches them with ucimlrepo and
-    caches them there. Raises :class:`uci.DatasetUnavailableError` otherwise, and :class:`uci.DataFileError`
+    (:func:`~dplr.datasets.uci.data_home`); if they are missing and ``download`` is true, fetches them with ucimlrepo and
+    caches them there. Raises :class:`~dplr.datasets.uci.DatasetUnavailableError` otherwise, and :class:`~dplr.datasets.uci.DataFileError`
     (naming the file and how to fetch it again) for an empty, truncated or corrupt file.
     """
     folder = uci.data_home(data_dir)

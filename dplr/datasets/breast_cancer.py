@@ -37,10 +37,11 @@ __all__ = [
     "scale_wdbc_public",
 ]
 
+#: WDBC's id in the UCI Machine Learning Repository.
 WDBC_UCI_ID = 17
 #: The first five "mean" measurements, as ucimlrepo names them (suffix 1 = mean, 2 = standard error, 3 = worst).
 WDBC_UCI_COLUMNS = ("radius1", "texture1", "perimeter1", "area1", "smoothness1")
-#: The same five in scikit-learn's copy: its columns 0--4.
+#: The same five in scikit-learn's copy (its columns 0--4).
 WDBC_FEATURES = ("radius", "texture", "perimeter", "area", "smoothness")
 _SKLEARN_COLUMNS = ("mean radius", "mean texture", "mean perimeter", "mean area", "mean smoothness")
 
@@ -125,7 +126,7 @@ class PublicRange:
     reason: str
 
 
-#: Two declared constants fix every range: nuclear radius between :math:`r_- = 1` and :math:`r_+ = 50`
+#: Two declared constants fix every range -- nuclear radius between :math:`r_- = 1` and :math:`r_+ = 50`
 #: image units, and 8-bit grey levels (0–255). They were not computed from the data. We had, however,
 #: seen the data set's documented summary while writing this chapter, so they are not "blind"; a data
 #: holder should fix such constants from the measurement protocol before collecting data. The privacy

@@ -28,7 +28,9 @@ __all__ = [
     "load_kddcup99",
 ]
 
+#: Rows of the 10% KDDCup99 file.
 KDDCUP99_N_ROWS = 494_021
+#: The 41 feature columns of KDDCup99, in file order (the label follows them).
 KDDCUP99_COLUMNS = (
     "duration", "protocol_type", "service", "flag", "src_bytes", "dst_bytes", "land", "wrong_fragment", "urgent",
     "hot", "num_failed_logins", "logged_in", "num_compromised", "root_shell", "su_attempted", "num_root",
@@ -158,9 +160,9 @@ def read_kddcup99(data_dir=None, download=True) -> pd.DataFrame:
     """The 494,021 connections of the KDDCup99 10 % file, parsed by :func:`parse_kddcup99`.
 
     Looks for ``kddcup99/kddcup.data_10_percent[.gz]`` in the data folder; otherwise calls
-    :func:`sklearn.datasets.fetch_kddcup99` (``percent10=True``) with its cache in
+    ``sklearn.datasets.fetch_kddcup99`` (``percent10=True``) with its cache in
     ``<data folder>/scikit_learn_data``, downloading only if ``download`` is true. Raises
-    :class:`uci.DatasetUnavailableError` when neither works, and :class:`uci.DataFileError` (naming the file
+    :class:`~dplr.datasets.uci.DatasetUnavailableError` when neither works, and :class:`~dplr.datasets.uci.DataFileError` (naming the file
     and how to fetch it again) when the file in the folder is empty, truncated or corrupt.
     """
     folder = uci.data_home(data_dir)

@@ -59,7 +59,9 @@ __all__ = [
     "band_probability",
 ]
 
+#: Where the records lie (``support``), on the sphere or in the ball.
 SUPPORTS = ("sphere", "ball")
+#: The values of ``margin_method`` (see the module's docstring).
 MARGIN_METHODS = ("rejection", "projection", "shift")
 
 

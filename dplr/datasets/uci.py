@@ -16,7 +16,7 @@ loaders look for the layout of the UCI files::
     kddcup99/kddcup.data_10_percent.gz                    (plain kddcup.data_10_percent also works)
 
 When a file is missing and ``download=True``, Adult is fetched with ``ucimlrepo`` (UCI id 2) and
-written into that layout, and KDDCup99 is fetched with :func:`sklearn.datasets.fetch_kddcup99`,
+written into that layout, and KDDCup99 is fetched with ``sklearn.datasets.fetch_kddcup99``,
 which keeps its own cache under ``<data folder>/scikit_learn_data``. Without network and without
 the files, the loaders raise :class:`DatasetUnavailableError`, whose message says where to put
 which file. The data are never part of the repository.
@@ -70,6 +70,7 @@ __all__ = [
     "majority_error",
 ]
 
+#: The environment variable naming the data folder (:func:`data_home`).
 DATA_DIR_ENV = "DPLR_DATA_DIR"
 
 

@@ -33,7 +33,7 @@ rounding.
 3. *Shared start and Taylor start* (:mod:`dplr.solver.taylor`): a batch starts from the unperturbed
    minimiser; its derivatives there give every problem a first trial step without a pass over the
    data, and a Hessian estimate at it.
-4. *Where Hessians come from* (:class:`_Batch`): after an accepted Taylor trial whose gradient is
+4. *Where Hessians come from* (``_Batch``): after an accepted Taylor trial whose gradient is
    at most :math:`\sqrt{\mathrm{tol}}`, the model's corrected Jacobian serves as the Hessian and is
    carried along later steps by BFGS updates; a problem whose gradient exceeds
    :math:`\sqrt{\mathrm{tol}}` will surely need another step, so its Hessian at the trial point is
@@ -66,7 +66,7 @@ __all__ = ["SolverResult", "solve_regularized_erm", "SINGLE_PRECISION_REG", "CHU
 
 ARMIJO = 1e-4
 MAX_HALVINGS = 60
-#: Default largest chunk: about this many margins (problems x points) per chunk.
+#: The default largest chunk, about this many margins (problems x points) per chunk.
 CHUNK_ELEMENTS = 1 << 21
 #: Hessians are accumulated in float32 when lam + Delta >= this times the curvature bound c of the loss
 #: times max ||x_i||^2 (module docstring), else in float64.
@@ -295,7 +295,7 @@ def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, delta=0.0, hube
     tol : float
         Stop each problem when :math:`\lVert\nabla J_j\rVert \le` ``tol``.
     max_iter : int
-        Newton iterations at most per problem; a :class:`~sklearn.exceptions.ConvergenceWarning` is
+        Newton iterations at most per problem; a ``sklearn.exceptions.ConvergenceWarning`` is
         emitted for problems that did not reach ``tol``.
     warm_start : bool
         For a batch (k > 1 problems with one :math:`\Delta`), start every problem from the minimiser of

@@ -36,8 +36,9 @@ __all__ = ["TABLE_MAX", "BLOCK_ELEMENTS", "MIN_BLOCK", "BLOCK_MIN_ROWS", "Design
 TABLE_MAX = 1 << 23
 #: Passes go through blocks of about this many margins (problems x points), at least MIN_BLOCK points.
 BLOCK_ELEMENTS = 1 << 16
+#: The fewest points in a block.
 MIN_BLOCK = 256
-#: Few problems: blocks of at most BLOCK_ELEMENTS / BLOCK_MIN_ROWS points (long thin products are slow).
+#: With few problems, blocks of at most BLOCK_ELEMENTS / BLOCK_MIN_ROWS points (long thin products are slow).
 BLOCK_MIN_ROWS = 8
 
 _WORKSPACE = threading.local()

@@ -32,8 +32,9 @@ __all__ = ["TAYLOR_TRUST", "TAYLOR_ITERATIONS", "SharedStart", "shared_start", "
            "remainder_update", "taylor_order"]
 
 #: The Taylor start is trusted for a problem when the model's higher-order terms at the Newton step are at
-#: most this fraction of the gradient they perturb (see :func:`taylor_steps`); iterations on the model.
+#: most this fraction of the gradient they perturb (see :func:`taylor_steps`).
 TAYLOR_TRUST = 0.25
+#: Iterations on the model.
 TAYLOR_ITERATIONS = 2
 
 

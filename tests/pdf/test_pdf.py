@@ -41,7 +41,9 @@ def pdf_text() -> str:
 
 
 def _sources():
-    return sorted((ROOT / "book").glob("*.ipynb")) + sorted((ROOT / "book").glob("*.md"))
+    # book/api: the API reference's pages (Markdown)
+    return sorted((ROOT / "book").glob("*.ipynb")) + sorted((ROOT / "book").glob("*.md")) + \
+        sorted((ROOT / "book" / "api").glob("*.md"))
 
 
 def _source_text(path: Path) -> str:
