@@ -59,7 +59,9 @@ __all__ = [
     "proven_upper_bound",
 ]
 
-DIFFPRIVLIB_CURVATURE = 0.25  # function_sensitivity in logistic_regression.py l. 399: sup of the logistic l''
+#: diffprivlib's ``function_sensitivity`` for the logistic loss (``models/logistic_regression.py`` l. 399): the bound
+#: :math:`c = 1/4` on :math:`\ell''`.
+DIFFPRIVLIB_CURVATURE = 0.25
 
 
 @dataclass(frozen=True)
