@@ -8,7 +8,7 @@ unperturbed problem (Algorithm 1 releases its minimiser plus noise) and one Algo
     J_j(w) = \frac{\lambda + \Delta_j}{2}\lVert w\rVert^2 + \frac{b_j^\top w}{n}
              + \frac1n\sum_{i\in D_i}\ell(y_i w^\top x_i),
 
-whose :math:`\Delta_j` differ from ε to ε. :func:`solve_on_part` shares the expensive work among them:
+whose :math:`\Delta_j` differ from ε to ε. :func:`~dplr.solver.solve_on_part` shares the expensive work among them:
 
 1. the unperturbed minimiser :math:`w_0`, by the iteration of step 3 from 0 with the Hessian at 0 as
    :math:`M` (for the logistic loss :math:`X^\top X/4n + \lambda I`; for the Huber loss, whose band excludes
