@@ -1,4 +1,5 @@
 """dplr.replication.tables: fixed-width text tables for the chapters."""
+import pytest
 from dplr.replication.tables import format_table
 
 
@@ -14,6 +15,7 @@ def test_format_table_aligns_text_left_and_numbers_right():
 
 
 def test_result_table_html_is_deterministic_and_marks_failed_verdicts():
+    pytest.importorskip("jinja2")  # pandas' Styler needs it: installed with the book (and dplr[dask]), not by dplr alone
     from dplr.replication.tables import result_table
 
     rows = [{"data": "a<b", "ours": 0.12345, "verdict": "NOT reproduced"},
