@@ -1,5 +1,6 @@
 """dplr.replication.tables: fixed-width text tables for the chapters."""
 import pytest
+
 from dplr.replication.tables import format_table
 
 
