@@ -211,11 +211,15 @@ def _candidates(method, eps, solved, run, lambdas, loss, d):
                       for i in range(m)])
 
 
-def _select(candidates, X_val, y_val, epsilon, rng):
+def _error_counts(candidates, X_val, y_val):
+    """Errors of each row of ``candidates`` on the held-out part: the counts z of step 3 (one matrix product)."""
     scores = X_val @ candidates.T
-    z = np.sum(np.where(scores > 0, 1.0, -1.0) != y_val[:, None], axis=0).astype(int)
-    index, probabilities = exponential_mechanism(-z.astype(float), epsilon, 1.0, rng)
-    return index, z, probabilities
+    return np.sum(np.where(scores > 0, 1.0, -1.0) != y_val[:, None], axis=0).astype(int)
+
+
+def _select(z, epsilon, rng):
+    """Step 4: the exponential mechanism on the counts ``z``. Returns ``(index, probabilities)``."""
+    return exponential_mechanism(-z.astype(float), epsilon, 1.0, rng)
 
 
 def _solve_runs(X, y, lambdas, runs, epsilons, methods, loss, n_jobs):
@@ -257,8 +261,8 @@ def private_lambda_selection(X, y, lambdas, epsilon, method="objective", loss="l
     run = _Run.plan(len(y), len(lambdas), [epsilon], [method], check_random_state(random_state))
     solved = _solve_runs(X, y, lambdas, [run], [epsilon], (method,), loss, 1)[0]
     candidates = _candidates(method, epsilon, solved, run, lambdas, loss, X.shape[1])
-    index, z, probabilities = _select(candidates, X[run.parts[-1]], y[run.parts[-1]], epsilon,
-                                      run.streams[method][epsilon][-1])
+    z = _error_counts(candidates, X[run.parts[-1]], y[run.parts[-1]])
+    index, probabilities = _select(z, epsilon, run.streams[method][epsilon][-1])
     return PrivateTuningResult(candidates[index].copy(), index, float(lambdas[index]), candidates, z, probabilities)
 
 
@@ -329,13 +333,15 @@ def private_tuning_experiment(X, y, X_test, y_test, lambdas, epsilons, n_repeats
         candidates = {cell: _candidates(*cell, solved[r], run, lambdas, loss, X.shape[1]) for cell in cells}
         if "sensitivity" in methods:  # the non-private minimisers of the same parts
             candidates["nonprivate", np.inf] = np.vstack([solved[r][i][0] for i in range(m)])
-        # every candidate of the repeat against the test set in one product (a fixed batch: same result anywhere)
-        tested = test_error(np.vstack(list(candidates.values())), X_test, y_test).reshape(len(candidates), m)
-        errors_of = dict(zip(candidates, tested))
+        # every candidate of the repeat against the test set and the held-out part, one product each (a fixed
+        # batch: the same result anywhere)
+        everyone = np.vstack(list(candidates.values()))
+        errors_of = dict(zip(candidates, test_error(everyone, X_test, y_test).reshape(len(candidates), m)))
+        counts_of = dict(zip(candidates, _error_counts(everyone, X_val, y_val).reshape(len(candidates), m)))
         if "sensitivity" in methods:
             # The non-private minimisers of the same parts, chosen by fewest validation errors (no ε).
             errors = errors_of["nonprivate", np.inf]
-            best_val = int(np.argmin(test_error(candidates["nonprivate", np.inf], X_val, y_val)))
+            best_val = int(np.argmin(counts_of["nonprivate", np.inf]))
             rows.append({
                 "repeat": r, "method": "nonprivate", "epsilon": np.inf,
                 "lam_private": np.nan, "error_private": np.nan,
@@ -343,8 +349,8 @@ def private_tuning_experiment(X, y, X_test, y_test, lambdas, epsilons, n_repeats
                 "error_best": float(errors.min()), "p_chosen_best": np.nan,
             })
         for method, eps in cells:
-            index, z, probabilities = _select(candidates[method, eps], X_val, y_val, eps,
-                                              run.streams[method][eps][-1])
+            z = counts_of[method, eps]
+            index, probabilities = _select(z, eps, run.streams[method][eps][-1])
             errors = errors_of[method, eps]
             best_val = int(np.argmin(z))
             rows.append({
