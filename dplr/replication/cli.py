@@ -44,6 +44,7 @@ import pandas as pd
 from dplr.replication.paper import protocol as paper_protocol
 from dplr.replication.paper.published import FIGURE2_AXES
 from dplr.replication.paper.study import Replication
+from dplr.replication.real import record as real_record
 from dplr.replication.real import study as real_study
 from dplr.replication.runner import progress, use_scheduler
 from dplr.replication.thesis import published as thesis_published
@@ -160,7 +161,7 @@ def run_real(targets, seed=None, n_jobs=1, n_restarts=None, show_progress=True):
     n_restarts = real_study.DEFAULT_REPEATS if n_restarts is None else n_restarts
     keys = tuple(dict.fromkeys(key for target in targets for key, _ in target.needs))
     with progress(f"real: {', '.join(keys)}", enabled=show_progress):
-        return real_study.run_real_study(keys, n_repeats=n_restarts, seed=seed, n_jobs=n_jobs)
+        return real_study.run_real_study(keys, n_repeats=n_restarts, seed=seed, n_jobs=n_jobs, processes=n_jobs > 1)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -394,8 +395,12 @@ def reproduce(names, out="reproduced", seed=None, n_restarts=None, workers=None,
                 results["paper"] = run_paper([t for t in targets if t.source == "paper"], seed, workers, n_restarts,
                                              not quiet)
             elif source == "real":
-                results["real"] = run_real([t for t in targets if t.source == "real"], seed, workers, n_restarts,
-                                           not quiet)
+                results["real"] = study = run_real([t for t in targets if t.source == "real"], seed, workers,
+                                                   n_restarts, not quiet)
+                # the per-repeat rows: the record the real-data chapter reads (dplr.replication.real.record)
+                real_record.write_record(study.rows, dict(zip(study.references.data, study.references.n_test)),
+                                         out / "real-study.csv.gz", study.seed, study.n_repeats)
+                record["files"].append("real-study.csv.gz")
             else:
                 results["thesis"] = run_thesis(seed, workers, n_restarts, not quiet,
                                                [t for t in targets if t.source == "thesis"])

@@ -44,7 +44,8 @@ from dplr.threads import default_threads
 from dplr.tuning import private_tuning_experiment, test_error
 
 __all__ = ["LAMBDAS", "EPSILONS", "CURVE_EPSILONS", "SIZES", "ALPHA", "DATASETS", "LOSSES", "DEFAULT_SEED",
-           "DEFAULT_REPEATS", "RealStudy", "load_data", "holm", "paired_comparisons", "run_real_study"]
+           "DEFAULT_REPEATS", "RealStudy", "load_data", "holm", "paired_comparisons", "run_real_study",
+           "study_from_rows", "references"]
 
 LAMBDAS = tuple(10.0 ** np.array([-3.0, -2.5, -2.0, -1.5, -1.0]))
 EPSILONS = (0.01, 0.03, 0.1, 0.3, 1.0, 2.0, 3.0)  # seven values from 0.01 to 3
@@ -172,20 +173,36 @@ def run_real_study(datasets=DATASETS, losses=LOSSES, n_repeats=DEFAULT_REPEATS, 
             groups[key, loss] = [(_cell, (*loaded[key], loss, epsilons if take is None else curve_epsilons,
                                           n_repeats, seed, key, take, threads)) for take in takes]
     done = run_call_groups(groups, n_jobs=(n_jobs or default_threads()) if use_processes else 1)
-    frames, references = [], []
+    frames = []
     for (key, loss), (table, *curves) in done.items():
-        X, y, X_test, y_test = loaded[key]
-        frames.append(table.assign(data=key, loss=loss, part="tradeoff", n=len(y)))
+        n = len(loaded[key][1])
+        frames.append(table.assign(data=key, loss=loss, part="tradeoff", n=n))
         # the whole training set is a learning-curve point: the trade-off run at the curve's ε
         whole = table[table.epsilon.isin(curve_epsilons) | (table.method == "nonprivate")]
-        frames.append(whole.assign(data=key, loss=loss, part="curve", n=len(y)))
+        frames.append(whole.assign(data=key, loss=loss, part="curve", n=n))
         for (_, args), curve in zip(groups[key, loss][1:], curves):
             frames.append(curve.assign(data=key, loss=loss, part="curve", n=len(args[-2])))
+    rows = pd.concat(frames, ignore_index=True)
+    return study_from_rows(rows, references(rows, loaded), seed, n_repeats,
+                           {"total": round(time.perf_counter() - start, 2)})
+
+
+def references(rows, loaded):
+    """Chance (the majority label) and non-private ERM on the whole training set, with the λ the non-private choice
+    of the trade-off's repeats picked most often (the smallest among ties), per data set and loss of ``rows``.
+    ``loaded`` maps a data-set key to ``(X, y, X_test, y_test)`` (the training set the study used)."""
+    out = []
+    for (key, loss), table in rows[rows.part == "tradeoff"].groupby(["data", "loss"], sort=False):
+        X, y, X_test, y_test = loaded[key]
         lam = float(table[table.method == "nonprivate"].lam_nonprivate.mode().min())
         w = standard_erm(X, y, lam, loss, huber_h=HUBER_H, check_input=False)
-        references.append({"data": key, "loss": loss, "chance": majority_error(y, y_test),
-                           "lam_all_data": lam, "error_all_data": test_error(w, X_test, y_test), "n": len(y)})
-    rows = pd.concat(frames, ignore_index=True)
+        out.append({"data": key, "loss": loss, "chance": majority_error(y, y_test), "lam_all_data": lam,
+                    "error_all_data": test_error(w, X_test, y_test), "n": len(y), "n_test": len(y_test)})
+    return pd.DataFrame(out)
+
+
+def study_from_rows(rows, references, seed, n_repeats, wall_seconds=None):
+    """A :class:`RealStudy` from its per-repeat ``rows`` (a run's, or a record's) and ``references``: the points
+    and the comparisons are computed here, by the fixed rule."""
     return RealStudy(seed=seed, n_repeats=n_repeats, rows=rows, points=_points(rows),
-                     comparisons=paired_comparisons(rows), references=pd.DataFrame(references),
-                     wall_seconds={"total": round(time.perf_counter() - start, 2)})
+                     comparisons=paired_comparisons(rows), references=references, wall_seconds=wall_seconds or {})
