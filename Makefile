@@ -26,7 +26,8 @@ else ifneq ($(and $(ORIGIN),$(wildcard $(ORIGIN)/../shared/datasets/README.md)),
 export DPLR_DATA_DIR ?= $(abspath $(ORIGIN)/../shared/datasets)
 endif
 
-.PHONY: test book unit nbval nbval-portable notebooks site-test pdf test-oldest lab lock-env clean
+.PHONY: test book unit nbval nbval-portable notebooks site-test pdf test-oldest lab lock-env clean real-record \
+	real-record-check
 
 $(STAMP): pyproject.toml $(LOCK)
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found); set PYTHON=/path/to/python3.11"; exit 1; }
@@ -86,6 +87,17 @@ test-oldest:
 # Re-execute chapters in place (all, or NB=book/x.ipynb) and store their outputs.
 notebooks: $(STAMP)
 	$(PY) .ci/execute_notebooks.py $(NB)
+
+# The real-data chapter's record (dplr.replication.real.record): the full 200-repeat study, written to
+# book/data/real_study.csv.gz (real-record), or recomputed and compared with the stored one (real-record-check).
+real-record: $(STAMP)
+	$(PY) -m dplr reproduce real --out _build/reproduce-real
+	cp _build/reproduce-real/real-study.csv.gz book/data/real_study.csv.gz
+
+real-record-check: $(STAMP)
+	$(PY) -m dplr reproduce real --out _build/reproduce-real-check --quiet
+	$(PY) -c "from dplr.replication.real.record import compare_records as c; \
+	print(c('_build/reproduce-real-check/real-study.csv.gz', 'book/data/real_study.csv.gz'), 'rows agree')"
 
 # JupyterLab on the chapters, from the project's environment (installed on first use, at the lock's versions).
 lab: $(STAMP)

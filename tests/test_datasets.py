@@ -316,6 +316,13 @@ def test_kddcup99_features(kdd_folder):
         raw[list(names).index(name)] = 1.0
     assert np.allclose(X[1], raw / np.linalg.norm(raw))
     assert table.loc["serror_rate", "bound"] == 1.0
+    # the papers' 119 dimensions: the same columns and a constant feature, each row projected onto the ball again
+    X119, y119, names119, _ = ds.kddcup99_features(frame, coding="constant")
+    assert X119.shape == (4, 119) and names119[-1] == "constant" and list(y119) == list(y)
+    raw119 = np.append(raw, 1.0)
+    assert np.allclose(X119[1], raw119 / np.linalg.norm(raw119))
+    with pytest.raises(ValueError, match="coding must be one of"):
+        ds.kddcup99_features(frame, coding="119")
     frame.loc[0, "service"] = "gopher2"
     with pytest.raises(ValueError, match="'service'"):
         ds.kddcup99_features(frame)

@@ -70,3 +70,27 @@ def test_holm_family_counts_the_whole_set_curve_point_once():
     smallest = table.p.min()
     np.testing.assert_allclose(table.p_holm.min(), 2 * smallest)
     assert table[table.n == 100].p_holm.nunique() == 1
+
+
+def test_a_shorter_run_is_the_prefix_of_a_longer_one_and_the_record_checks_it(tmp_path):
+    # The chapter recomputes the first repeats of the recorded study: repeat r must not depend on how many follow.
+    from dplr.replication.real.record import check_against_record, read_record, write_record
+
+    kwargs = dict(datasets=("adult",), losses=("logistic",), sizes=(0.5, 1.0), epsilons=(0.1, 1.0),
+                  curve_epsilons=(0.1,), data={"adult": _dataset(seed=5)}, seed=11)
+    long, short = run_real_study(n_repeats=3, **kwargs), run_real_study(n_repeats=2, **kwargs)
+    path = tmp_path / "record.csv.gz"
+    write_record(long.rows, {"adult": 500}, path, seed=11, n_repeats=3)
+    rows, settings = read_record(path)
+    assert settings == {"seed": 11, "n_repeats": 3, "n_test": {"adult": 500}}
+    for column in ("error_private", "error_nonprivate", "error_best", "lam_private"):  # exact round trip
+        np.testing.assert_array_equal(rows[column].to_numpy(float), long.rows[column].to_numpy(float))
+    assert check_against_record(rows, short.rows) == len(short.rows) > 0
+    # a record that the code does not produce is caught: one test error off by one test point
+    changed = rows.copy()
+    first = changed.index[(changed.repeat == 1) & (changed.method == "objective")][0]
+    changed.loc[first, "error_private"] += 1 / 500
+    with pytest.raises(AssertionError, match="differ from the record in error_private"):
+        check_against_record(changed, short.rows)
+    with pytest.raises(AssertionError, match="not in the record"):
+        check_against_record(rows[rows.repeat == 0], short.rows)

@@ -22,6 +22,7 @@ from dplr.datasets.adult import (
 from dplr.datasets.kddcup99 import (
     KDDCUP99_BOUNDS,
     KDDCUP99_CATEGORIES,
+    KDDCUP99_CODINGS,
     KDDCUP99_COLUMNS,
     KDDCUP99_N_ROWS,
     kddcup99_features,
@@ -41,6 +42,7 @@ __all__ = [
     "KDDCUP99_COLUMNS",
     "KDDCUP99_CATEGORIES",
     "KDDCUP99_BOUNDS",
+    "KDDCUP99_CODINGS",
     "DatasetUnavailableError",
     "RealDataset",
     "data_home",

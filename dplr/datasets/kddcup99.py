@@ -24,6 +24,7 @@ __all__ = [
     "KDDCUP99_BOUNDS",
     "parse_kddcup99",
     "read_kddcup99",
+    "KDDCUP99_CODINGS",
     "kddcup99_features",
     "load_kddcup99",
 ]
@@ -58,6 +59,11 @@ KDDCUP99_CATEGORIES = {
     ),
     "flag": ("OTH", "REJ", "RSTO", "RSTOS0", "RSTR", "S0", "S1", "S2", "S3", "SF", "SH"),
 }
+
+#: Codings of :func:`kddcup99_features`: the documented attributes one-hot coded (118 columns), and the same with a
+#: constant feature (119, the papers' count).
+KDDCUP99_CODINGS = {"documented": "38 numeric columns and 80 indicators of the documented categories",
+                    "constant": "the documented columns and a constant feature 1 (an intercept)"}
 
 _RATE = "definition: a fraction of connections, in [0, 1]"
 _INDICATOR = "definition: an indicator, 0 or 1"
@@ -186,16 +192,23 @@ def read_kddcup99(data_dir=None, download=True) -> pd.DataFrame:
     return _kdd_frame(columns, _decode(np.asarray(bunch.target, dtype=object)))
 
 
-def kddcup99_features(frame: pd.DataFrame, bounds="public"):
-    """JMLR 2011 features of KDDCup99: ``(X, y, feature_names, bounds_table)``, 118 columns.
+def kddcup99_features(frame: pd.DataFrame, bounds="public", coding="documented"):
+    """JMLR 2011 features of KDDCup99: ``(X, y, feature_names, bounds_table)``.
 
-    38 numeric columns divided by their bounds (:data:`KDDCUP99_BOUNDS`), then 80 one-hot columns
-    (3 protocols, 66 services, 11 connection states); each row projected onto the unit ball.
-    ``y`` is +1 for an attack (any label but ``normal``), -1 for a normal connection. JMLR 2011 and
-    the talk report 119 dimensions; their exact coding is not published, and this one gives 118.
+    ``coding="documented"`` (the default, 118 columns): 38 numeric columns divided by their bounds
+    (:data:`KDDCUP99_BOUNDS`), then 80 one-hot columns (3 protocols, 66 services, 11 connection states).
+    JMLR 2011 and the talk report 119 dimensions without publishing their coding; of the codings in
+    :data:`KDDCUP99_CODINGS`, ``"constant"`` gives 119: the same columns and a constant feature 1 (an intercept
+    the classifier learns like any weight) -- a guess at the authors' coding, not a documented one. Each row is
+    then projected onto the unit ball. ``y`` is +1 for an attack (any label but ``normal``), -1 for a normal
+    connection.
     """
+    if coding not in KDDCUP99_CODINGS:
+        raise ValueError(f"coding must be one of {tuple(KDDCUP99_CODINGS)}, got {coding!r}.")
     numeric, table = uci.scale_columns(frame, KDDCUP99_BOUNDS, bounds)
     blocks, names = uci.one_hot(frame, KDDCUP99_CATEGORIES, missing=set())
+    if coding == "constant":
+        blocks, names = [*blocks, np.ones((len(frame), 1))], [*names, "constant"]
     X = clip_to_unit_ball(np.hstack([numeric, *blocks]))
     y = -uci.signed_labels(frame[KDDCUP99_LABEL], KDDCUP99_NORMAL)
     return X, y, (*KDDCUP99_BOUNDS, *names), table

@@ -13,7 +13,8 @@ import seaborn as sns
 from matplotlib.patches import Rectangle
 
 __all__ = ["METHOD_COLOURS", "PAPER_CURVE_STYLES", "THESIS_CURVE_STYLES", "set_book_style", "plot_curves",
-           "plot_figure2_panel", "plot_thesis_panel", "legend_covered_points", "check_legends", "legend_below"]
+           "plot_figure2_panel", "plot_thesis_panel", "legend_covered_points", "check_legends", "legend_below",
+           "REAL_NAMES", "real_study_figure"]
 
 _PALETTE = sns.color_palette("colorblind")
 METHOD_COLOURS = {
@@ -154,3 +155,50 @@ def legend_below(fig, ax=None, ncols=None, **kwargs):
     """
     handles, labels = (ax or fig.axes[0]).get_legend_handles_labels()
     return fig.legend(handles, labels, loc="outside lower center", ncols=ncols or min(len(labels), 4), **kwargs)
+
+
+#: Panel titles of the real-data study's data sets and losses.
+REAL_NAMES = {"adult": "Adult", "kdd": "KDDCup99", "logistic": "logistic regression", "huber": "Huber SVM"}
+
+
+def real_study_figure(points, references, part, epsilons=(0.1, 1.0)):
+    """The real-data study (:mod:`dplr.replication.real.study`) in one figure, shared by the chapter and the CLI.
+
+    ``part="tradeoff"``: one panel per data set (rows) and loss (columns), test error against ε; ``part="curve"``:
+    one panel per data set (rows) and loss and ε of ``epsilons`` (columns), against the training-set size. Every
+    curve is the mean over the repeats with its 95% band (:func:`plot_curves`); chance and non-private ERM on all
+    training data (``references``) are horizontal lines. One legend below the panels, checked against the data.
+    """
+    datasets = list(dict.fromkeys(points.data))
+    losses = list(dict.fromkeys(points.loss))
+    columns = [(loss, None) for loss in losses] if part == "tradeoff" else \
+        [(loss, eps) for loss in losses for eps in epsilons]
+    fig, axes = plt.subplots(len(datasets), len(columns), figsize=(2.6 * len(columns) + 1.8, 3.0 * len(datasets)),
+                             squeeze=False, sharey="row", layout="constrained")
+    for row, key in enumerate(datasets):
+        reference = references[references.data == key].set_index("loss")
+        for col, (loss, eps) in enumerate(columns):
+            ax = axes[row, col]
+            sub = points[(points.data == key) & (points.loss == loss) & (points.part == part)]
+            if eps is not None:
+                sub = sub[(sub.epsilon == eps) | (sub.method == "nonprivate")]
+            else:
+                sub = sub[sub.method != "nonprivate"]
+            plot_real_panel(ax, sub, "n" if part == "curve" else "epsilon")
+            ax.axhline(reference.loc[loss, "error_all_data"], color=METHOD_COLOURS["standard"], lw=1,
+                       label="non-private, all data")
+            ax.axhline(reference.loc[loss, "chance"], color=METHOD_COLOURS["published"], ls=":", lw=1,
+                       label="chance (majority class)")
+            title = f"{REAL_NAMES.get(key, key)}, {REAL_NAMES.get(loss, loss)}"
+            ax.set_title(title if eps is None else f"{title},\nε = {eps:g}", fontsize="small")
+            if row == len(datasets) - 1:
+                ax.set_xlabel("privacy level ε" if part == "tradeoff" else "training records n")
+            if col == 0:
+                ax.set_ylabel("test error")
+    handles = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncols=3, fontsize="small")
+    check_legends(fig)
+    return fig

@@ -13,7 +13,7 @@ import html as _html
 import numbers
 
 __all__ = ["format_table", "result_table", "ResultTable", "FAILED_VERDICTS", "verdict", "figure1_tables",
-           "thesis_verdict_table"]
+           "thesis_verdict_table", "real_comparison_table"]
 
 #: Cell texts marked as failed verdicts.
 FAILED_VERDICTS = frozenset({"NOT reproduced", "not reproduced", "FAILS", "fails", "[¬Re]", "False"})
@@ -171,3 +171,29 @@ def thesis_verdict_table(table, name, caption):
              "accepts": _interval(r.low, r.high, 3), "verdict": verdict(r.reproduced)} for r in table.itertuples()]
     return ResultTable(list(rows[0]), [list(r.values()) for r in rows], name=name,
                        numeric=("thesis", "ours", "accepts"), verdicts=["verdict"], caption=caption)
+
+
+def _p_value(p):
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def real_comparison_table(points, comparisons, part, name, caption=None):
+    """The real-data study's paired comparisons (:func:`dplr.replication.real.study.paired_comparisons`) of one
+    ``part`` (``"tradeoff"`` or ``"curve"``) with both methods' mean test errors: one row per data set, loss, ε
+    (and training size for the curves), the mean difference Algorithm 2 − Algorithm 1 with its 95% interval, the
+    Holm-adjusted p-value and the verdict of the fixed rule."""
+    means = points[points.part == part].pivot_table(index=["data", "loss", "epsilon", "n"], columns="method",
+                                                    values="mean")
+    rows = []
+    for _, c in comparisons[comparisons.part == part].iterrows():
+        m = means.loc[(c.data, c.loss, c.epsilon, c.n)]
+        row = {"data": {"adult": "Adult", "kdd": "KDDCup99"}.get(c.data, c.data),
+               "loss": {"logistic": "logistic", "huber": "Huber"}.get(c.loss, c.loss), "ε": f"{c.epsilon:g}"}
+        if part == "curve":
+            row["n"] = f"{int(c.n):,}"
+        row.update({"Alg. 2": f"{m['objective']:.3f}", "Alg. 1": f"{m['sensitivity']:.3f}",
+                    "Alg. 2 − Alg. 1 [95% CI]": f"{c.mean_difference:+.3f} [{c.ci_low:+.3f}, {c.ci_high:+.3f}]",
+                    "p (Holm)": _p_value(c.p_holm), "verdict": c.verdict})
+        rows.append(row)
+    right = ["ε", "n", "Alg. 2", "Alg. 1", "Alg. 2 − Alg. 1 [95% CI]", "p (Holm)"]
+    return result_table(rows, name=name, caption=caption, right=[r for r in right if r in rows[0]])

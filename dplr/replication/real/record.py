@@ -2,14 +2,15 @@ r"""The record of the real-data study: its per-repeat rows, written once by a fu
 
 The 200-repeat study (:func:`dplr.replication.real.study.run_real_study`) costs minutes on two cores (the README's
 performance table), too long for a chapter that every reader runs and CI tests several times. The real-data
-chapter therefore reads its per-repeat rows from a **record**, written by ``python -m dplr reproduce real --record
-PATH`` (a full run), and recomputes the first repeats of every experiment in place: :func:`check_against_record`
-requires them to be identical to the record's. That check can fail: a record that the code no longer produces, or
-a change of the code that changes any released classifier of those repeats, stops the chapter with the command
-that writes a new record. It checks a prefix of the repeats, not all of them: the repeats draw from independent
-streams spawned in order (:func:`dplr.tuning.private_tuning_experiment`), so repeat ``r`` of a run of 3 repeats is
-repeat ``r`` of a run of 200; ``python -m dplr reproduce real --check-record PATH`` recomputes every repeat and
-compares them all.
+chapter therefore reads its per-repeat rows from a **record**, written by a full run (``python -m dplr reproduce
+real`` writes ``real-study.csv.gz`` into its output folder; ``make real-record`` runs it and copies the file to
+``book/data/real_study.csv.gz``), and recomputes the first repeats of every experiment in place:
+:func:`check_against_record` requires them to be identical to the record's. That check can fail: a record that the
+code no longer produces, or a change of the code that changes any released classifier of those repeats, stops the
+chapter with the command that writes a new record. It checks a prefix of the repeats: the repeats draw from
+independent streams spawned in order (:func:`dplr.tuning.private_tuning_experiment`), so repeat ``r`` of a run of 3
+repeats is repeat ``r`` of a run of 200. ``make real-record-check`` recomputes every repeat and compares them all
+(:func:`compare_records`).
 
 What must agree exactly: every column that the released classifier and the comparisons depend on (the chosen λ and
 the test errors, which are counts over the test set divided by its size) and the selection probability of the best
@@ -28,7 +29,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["RECORD_COLUMNS", "ERROR_COLUMNS", "write_record", "read_record", "check_against_record"]
+__all__ = ["RECORD_COLUMNS", "ERROR_COLUMNS", "write_record", "read_record", "check_against_record",
+           "compare_records"]
 
 #: Columns of a record; together they identify a row and hold everything the chapter computes from.
 RECORD_COLUMNS = ("data", "loss", "part", "n", "repeat", "method", "epsilon", "lam_private", "error_private",
@@ -83,7 +85,7 @@ def check_against_record(record, live):
     merged = live.merge(record.loc[:, list(RECORD_COLUMNS)], on=_KEY, how="left", suffixes=("", "_record"),
                         indicator=True)
     absent = merged[merged["_merge"] != "both"]
-    fix = "write the record again: python -m dplr reproduce real --record book/data/real_study.csv.gz"
+    fix = "write the record again with make real-record (python -m dplr reproduce real, then its real-study.csv.gz)"
     if len(absent):
         raise AssertionError(f"{len(absent)} recomputed rows are not in the record (first: "
                              f"{absent.iloc[0][_KEY].to_dict()}); {fix}")
@@ -100,3 +102,15 @@ def check_against_record(record, live):
     if not close.all():
         raise AssertionError(f"{int((~close).sum())} recomputed selection probabilities differ from the record; {fix}")
     return len(merged)
+
+
+def compare_records(path, reference):
+    """Check the record at ``path`` (a fresh full run's) against the one at ``reference`` (the book's): the same
+    settings, the same rows, the same values (:func:`check_against_record`). Returns the number of rows compared."""
+    rows, settings = read_record(path)
+    expected, expected_settings = read_record(reference)
+    if settings != expected_settings:
+        raise AssertionError(f"the runs differ in their settings: {settings} here, {expected_settings} in {reference}")
+    if len(rows) != len(expected):
+        raise AssertionError(f"{len(rows)} rows here, {len(expected)} in {reference}")
+    return check_against_record(expected, rows)
