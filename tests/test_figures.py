@@ -53,3 +53,32 @@ def test_band_vertices_count_as_data(figures, plt):
     ax.set(xlim=(0, 1), ylim=(0, 1))
     ax.legend(loc="upper left")
     assert figures.legend_covered_points(fig)
+
+
+def _real_points():
+    import pandas as pd
+
+    rows = []
+    for data in ("adult", "kdd"):
+        for loss in ("logistic", "huber"):
+            for part, values in (("tradeoff", [(e, 1000) for e in (0.1, 1.0)]),
+                                 ("curve", [(e, n) for e in (0.1, 1.0) for n in (250, 500, 1000)])):
+                for eps, n in values:
+                    for method, mean in (("objective", 0.2), ("sensitivity", 0.3)):
+                        rows.append(dict(data=data, loss=loss, part=part, method=method, epsilon=eps, n=n, mean=mean,
+                                         ci_low=mean - 0.01, ci_high=mean + 0.01))
+                    rows.append(dict(data=data, loss=loss, part=part, method="nonprivate", epsilon=float("inf"), n=n,
+                                     mean=0.15, ci_low=0.14, ci_high=0.16))
+    references = pd.DataFrame([dict(data=d, loss=l, chance=0.25, error_all_data=0.15) for d in ("adult", "kdd")
+                               for l in ("logistic", "huber")])
+    return pd.DataFrame(rows).drop_duplicates(["data", "loss", "part", "method", "epsilon", "n"]), references
+
+
+@pytest.mark.parametrize("part, panels", [("tradeoff", 4), ("curve", 8)])
+def test_real_study_figure_has_a_panel_per_setting_and_its_legend_outside(figures, plt, part, panels):
+    points, references = _real_points()
+    fig = figures.real_study_figure(points, references, part)
+    assert len(fig.axes) == panels and len(fig.legends) == 1
+    assert not figures.legend_covered_points(fig)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles[0].startswith("Adult, logistic regression") and titles[-1].startswith("KDDCup99, Huber SVM")

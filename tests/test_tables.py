@@ -30,3 +30,24 @@ def test_result_table_html_is_deterministic_and_marks_failed_verdicts():
     assert "#T_t1 .col1" in html and "#T_t1 .col2" not in html  # numbers right-aligned, verdicts not
     assert repr(table).splitlines() == ["data   ours   verdict", "-----  -----  --------------",
                                         "a<b    0.123  NOT reproduced", "c      1.000  reproduced", "paper"]
+
+
+def test_real_comparison_table_orders_rows_and_prints_interval_p_and_verdict():
+    import pandas as pd
+
+    from dplr.replication.tables import real_comparison_table
+
+    points = pd.DataFrame([dict(data=d, loss=l, part="tradeoff", method=m, epsilon=1.0, n=100, mean=v)
+                           for d in ("kdd", "adult") for l in ("huber", "logistic")
+                           for m, v in (("objective", 0.1234), ("sensitivity", 0.2))])
+    comparisons = pd.DataFrame([dict(data=d, loss=l, part="tradeoff", epsilon=1.0, n=100, mean_difference=-0.0766,
+                                     ci_low=-0.08, ci_high=-0.07, p_holm=p, verdict=v)
+                                for (d, l), p, v in zip([("kdd", "huber"), ("kdd", "logistic"), ("adult", "huber"),
+                                                         ("adult", "logistic")], [1e-5, 0.2, 0.01, 0.04],
+                                                        ["objective better", "no difference shown",
+                                                         "objective better", "objective better"])])
+    table = real_comparison_table(points, comparisons, "tradeoff", name="t")
+    assert [row[:2] for row in table.cells] == [["Adult", "logistic"], ["Adult", "Huber"], ["KDDCup99", "logistic"],
+                                                ["KDDCup99", "Huber"]]
+    assert table.cells[0][3:] == ["0.123", "0.200", "-0.077 [-0.080, -0.070]", "0.040", "objective better"]
+    assert table.cells[3][6] == "< 0.001" and "n" not in table.columns

@@ -185,7 +185,8 @@ def _plotting():
 
 def _save(fig, path):
     plt, _ = _plotting()
-    fig.tight_layout()
+    if fig.get_layout_engine() is None:  # a constrained layout (legend outside the axes) stays as it is
+        fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
@@ -283,18 +284,8 @@ def _real_figure(study, target, out):
     comparisons = study.comparisons[(study.comparisons.data == key) & (study.comparisons.part == part)]
     on = ["data", "loss", "part", "epsilon", "n"]
     table = points.merge(comparisons.drop(columns="repeats"), on=on, how="left", suffixes=("", "_difference"))
-    plt, figures = _plotting()
-    panels = [(loss, eps) for loss in real_study.LOSSES for eps in (real_study.CURVE_EPSILONS if part == "curve"
-                                                                     else (None,))]
-    fig, axs = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8), squeeze=False)
-    for ax, (loss, eps) in zip(axs[0], panels):
-        sub = points[(points.loss == loss) & (points.method != "nonprivate")] if eps is None else \
-            points[(points.loss == loss) & ((points.epsilon == eps) | (points.method == "nonprivate"))]
-        figures.plot_real_panel(ax, sub, "epsilon" if eps is None else "n")
-        ax.set(title=f"{key}, {loss}" + ("" if eps is None else f", ε = {eps:g}"), ylabel="test error",
-               xlabel="ε" if eps is None else "training records")
-    axs[0][0].legend(fontsize="x-small")
-    return table, fig
+    _, figures = _plotting()
+    return table, figures.real_study_figure(points, study.references, part, real_study.CURVE_EPSILONS)
 
 
 def _write(target, results, out):

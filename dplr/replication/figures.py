@@ -169,8 +169,9 @@ def real_study_figure(points, references, part, epsilons=(0.1, 1.0)):
     curve is the mean over the repeats with its 95% band (:func:`plot_curves`); chance and non-private ERM on all
     training data (``references``) are horizontal lines. One legend below the panels, checked against the data.
     """
-    datasets = list(dict.fromkeys(points.data))
-    losses = list(dict.fromkeys(points.loss))
+    order = ("adult", "kdd", "logistic", "huber")
+    datasets = sorted(dict.fromkeys(points.data), key=lambda k: order.index(k) if k in order else len(order))
+    losses = sorted(dict.fromkeys(points.loss), key=lambda k: order.index(k) if k in order else len(order))
     columns = [(loss, None) for loss in losses] if part == "tradeoff" else \
         [(loss, eps) for loss in losses for eps in epsilons]
     fig, axes = plt.subplots(len(datasets), len(columns), figsize=(2.6 * len(columns) + 1.8, 3.0 * len(datasets)),
@@ -185,6 +186,13 @@ def real_study_figure(points, references, part, epsilons=(0.1, 1.0)):
             else:
                 sub = sub[sub.method != "nonprivate"]
             plot_real_panel(ax, sub, "n" if part == "curve" else "epsilon")
+            ax.minorticks_off()
+            if part == "curve":  # the training sizes themselves, in thousands
+                sizes = sorted(sub.n.unique())
+                ax.set_xticks(sizes, [f"{size / 1000:.0f}k" for size in sizes])
+            else:
+                ax.set_xticks(sorted(sub.epsilon.unique()), [f"{e:g}" for e in sorted(sub.epsilon.unique())],
+                              fontsize="x-small")
             ax.axhline(reference.loc[loss, "error_all_data"], color=METHOD_COLOURS["standard"], lw=1,
                        label="non-private, all data")
             ax.axhline(reference.loc[loss, "chance"], color=METHOD_COLOURS["published"], ls=":", lw=1,

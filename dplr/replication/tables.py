@@ -184,8 +184,10 @@ def real_comparison_table(points, comparisons, part, name, caption=None):
     Holm-adjusted p-value and the verdict of the fixed rule."""
     means = points[points.part == part].pivot_table(index=["data", "loss", "epsilon", "n"], columns="method",
                                                     values="mean")
-    rows = []
-    for _, c in comparisons[comparisons.part == part].iterrows():
+    rows, order = [], {"adult": 0, "kdd": 1, "logistic": 0, "huber": 1}
+    chosen = comparisons[comparisons.part == part]
+    chosen = chosen.assign(_d=chosen.data.map(order), _l=chosen.loss.map(order)).sort_values(["_d", "_l", "epsilon", "n"])
+    for _, c in chosen.iterrows():
         m = means.loc[(c.data, c.loss, c.epsilon, c.n)]
         row = {"data": {"adult": "Adult", "kdd": "KDDCup99"}.get(c.data, c.data),
                "loss": {"logistic": "logistic", "huber": "Huber"}.get(c.loss, c.loss), "ε": f"{c.epsilon:g}"}
