@@ -173,6 +173,12 @@ def thesis_verdict_table(table, name, caption):
                        numeric=("thesis", "ours", "accepts"), verdicts=["verdict"], caption=caption)
 
 
+def _signed(x):
+    """``x`` to three decimals with its sign; a value that rounds to zero is "0.000", whatever its sign."""
+    text = f"{x:+.3f}"
+    return "0.000" if text in ("+0.000", "-0.000") else text
+
+
 def _p_value(p):
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
@@ -194,7 +200,7 @@ def real_comparison_table(points, comparisons, part, name, caption=None):
         if part == "curve":
             row["n"] = f"{int(c.n):,}"
         row.update({"Alg. 2": f"{m['objective']:.3f}", "Alg. 1": f"{m['sensitivity']:.3f}",
-                    "Alg. 2 − Alg. 1 [95% CI]": f"{c.mean_difference:+.3f} [{c.ci_low:+.3f}, {c.ci_high:+.3f}]",
+                    "Alg. 2 − Alg. 1 [95% CI]": f"{_signed(c.mean_difference)} [{_signed(c.ci_low)}, {_signed(c.ci_high)}]",
                     "p (Holm)": _p_value(c.p_holm), "verdict": c.verdict})
         rows.append(row)
     right = ["ε", "n", "Alg. 2", "Alg. 1", "Alg. 2 − Alg. 1 [95% CI]", "p (Holm)"]
