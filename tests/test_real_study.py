@@ -94,3 +94,10 @@ def test_a_shorter_run_is_the_prefix_of_a_longer_one_and_the_record_checks_it(tm
         check_against_record(changed, short.rows)
     with pytest.raises(AssertionError, match="not in the record"):
         check_against_record(rows[rows.repeat == 0], short.rows)
+    # two whole records: equal ones agree, a shorter run's does not stand in for the full one
+    from dplr.replication.real.record import compare_records
+
+    assert compare_records(path, path) == len(long.rows)
+    write_record(short.rows, {"adult": 500}, tmp_path / "short.csv.gz", seed=11, n_repeats=2)
+    with pytest.raises(AssertionError, match="settings"):
+        compare_records(tmp_path / "short.csv.gz", path)
