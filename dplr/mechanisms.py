@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-from scipy import special, stats
+from scipy import optimize, special, stats
 
 from dplr.validation import check_positive_finite, check_positive_integer, check_random_state
 
@@ -239,6 +239,27 @@ class IsotropicGaussian:
         b = epsilon * self.sigma / distance
         value = special.ndtr(a - b) - np.exp(epsilon + special.log_ndtr(-a - b))
         return float(max(value, 0.0))
+
+    def epsilon(self, distance, delta) -> float:
+        r"""The inverse of :meth:`delta`: the smallest :math:`\varepsilon \ge 0` with :math:`\delta(\varepsilon) \le` ``delta``.
+
+        The exact ε at ``delta`` of two centres ``distance`` apart. :math:`\delta(\varepsilon)` decreases in ε;
+        the root is bracketed by doubling and found by Brent's method (relative tolerance 1e-12), then rounded up
+        until the condition holds as computed.
+        """
+        delta = float(delta)
+        if not 0.0 < delta < 1.0:
+            raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
+        if self.delta(distance, 0.0) <= delta:
+            return 0.0
+        high = 1.0
+        while self.delta(distance, high) > delta:
+            high *= 2.0
+        root = optimize.brentq(lambda e: self.delta(distance, e) - delta, 0.0, high, xtol=1e-300, rtol=1e-12)
+        while self.delta(distance, root) > delta:
+            root = np.nextafter(root, np.inf) if root > 0 else 1e-300
+            root *= 1.0 + 1e-12
+        return float(root)
 
 
 def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
