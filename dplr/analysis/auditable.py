@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from dplr.algorithms import (
+    approximate_minima_perturbation,
     gaussian_objective_perturbation,
     gaussian_output_perturbation,
     objective_perturbation,
@@ -41,6 +42,7 @@ __all__ = [
     "GaussianMechanism",
     "GaussianOutputPerturbationMechanism",
     "GaussianObjectivePerturbationMechanism",
+    "ApproximateMinimaPerturbationMechanism",
     "DPSGDMechanism",
 ]
 
@@ -184,6 +186,28 @@ class GaussianObjectivePerturbationMechanism:
         X, y = data
         return gaussian_objective_perturbation(X, y, self.epsilon, self.delta, self.lam, self.loss, n_draws=size,
                                                random_state=random_state,
+                                               solver_options={"chunk_size": self.chunk_size})
+
+
+@dataclass(frozen=True)
+class ApproximateMinimaPerturbationMechanism:
+    r"""Approximate minima perturbation (:func:`dplr.algorithms.approximate_minima_perturbation`), auditable.
+
+    ``gamma=None``: the algorithm's default :math:`1/n^2`. No closed form of the output density's ε: audit with
+    ``check_claim(..., exact=False)``.
+    """
+
+    epsilon: float
+    delta: float
+    lam: float
+    gamma: float | None = None
+    loss: Any = "logistic"
+    chunk_size: int = 4096
+
+    def __call__(self, data, random_state=None, size=None):
+        X, y = data
+        return approximate_minima_perturbation(X, y, self.epsilon, self.delta, self.lam, self.gamma, self.loss,
+                                               n_draws=size, random_state=random_state,
                                                solver_options={"chunk_size": self.chunk_size})
 
 
