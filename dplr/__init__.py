@@ -42,7 +42,14 @@ from dplr.calibration import (
     sensitivity_method_calibration,
     sensitivity_method_noise_rate,
 )
-from dplr.estimators import ObjectivePerturbation, SensitivityMethod, StandardLR
+from dplr.estimators import (
+    ApproximateMinimaPerturbation,
+    GaussianObjectivePerturbation,
+    GaussianOutputPerturbation,
+    ObjectivePerturbation,
+    SensitivityMethod,
+    StandardLR,
+)
 from dplr.losses import HuberLoss, LogisticLoss
 from dplr.mechanisms import IsotropicGaussian, VectorLaplace, laplace_mechanism, sample_vector_laplace
 from dplr.preprocessing import clip_to_unit_ball
@@ -52,6 +59,9 @@ from dplr.validation import PrivacyLeakWarning
 __version__ = "0.1.0"
 
 __all__ = [
+    "ApproximateMinimaPerturbation",
+    "GaussianObjectivePerturbation",
+    "GaussianOutputPerturbation",
     "HuberLoss",
     "IsotropicGaussian",
     "LogisticLoss",
