@@ -52,9 +52,9 @@ __all__ = [
     "dp_sgd",
 ]
 
-#: The neighbouring relations the accountant is asked about: one record replaced, or one added or removed.
+#: The neighbouring relations the accountant is asked about, one record replaced or one added or removed.
 NEIGHBOURING_RELATIONS = ("replace", "add_remove")
-#: The accountants of ``dp-accounting`` used: privacy-loss distributions and Rényi DP.
+#: The accountants of ``dp-accounting`` used, privacy-loss distributions and Rényi DP.
 ACCOUNTANTS = ("pld", "rdp")
 
 

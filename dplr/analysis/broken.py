@@ -202,7 +202,7 @@ class HalfSigmaGaussianOutputPerturbation:
 
 @dataclass(frozen=True)
 class UnclippedDPSGD(DPSGDMechanism):
-    r"""BROKEN. DP-SGD without per-example clipping: :meth:`epsilon` still reports the accountant's ε for :math:`C`.
+    r"""BROKEN. DP-SGD without per-example clipping: :meth:`~dplr.analysis.auditable.DPSGDMechanism.epsilon` still reports the accountant's ε for :math:`C`.
 
     The accountant's ε assumes every record moves a lot's gradient sum by at most :math:`C` (:math:`2C` when
     replaced); unclipped, a record with :math:`\lVert\ell'\,x\rVert = G > C` moves it by :math:`G`, so the noise
