@@ -36,6 +36,18 @@ DPSGD_PAIR = NeighbouringPair.from_records(np.zeros((9, 1)), np.ones(9), [1.0], 
 DPSGD_SIGMA = 6.446323377535616
 
 
+def test_audit_coverage_on_a_tight_gaussian_mechanism():
+    # The 1-D Gaussian mechanism at the analytic sigma has exactly (1, 0.05)-DP on centres at distance S, and
+    # half-line events attain the privacy profile, so this is the hardest case for the (eps, delta) bound's validity:
+    # the audit refutes when the lower bound of Pr[M(D') in S] exceeds e^eps (upper bound of Pr[M(D) in S]) + delta.
+    # 200 audits at alpha = 0.05: the number with eps_lb > 1 is at most Binomial(200, 0.05); failing needs more
+    # than 22 (probability < 0.1 %).
+    mech = GaussianMechanism(1.0, 1.0, 0.05)
+    root = np.random.SeedSequence(2026).spawn(200)
+    over = sum(audit(mech, POINTS, 2000, delta=0.05, batch_size=2000, random_state=s).epsilon_lb > 1.0 for s in root)
+    assert over <= 22
+
+
 def test_gaussian_mechanism_exact_epsilon_is_the_claim_at_the_sensitivity():
     mech = GaussianMechanism(1.0, 2.0, 1e-5)
     assert mech.sigma == analytic_gaussian_sigma(2.0, 1e-5, 1.0)
