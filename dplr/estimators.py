@@ -378,8 +378,8 @@ class ApproximateMinimaPerturbation(_LinearClassifierThroughOrigin):
     epsilon, delta, lam, loss, huber_h, norm_bound, random_state : as in :class:`GaussianOutputPerturbation`.
     gamma : float or None, default None
         The gradient-norm bound the solver must reach; ``None``: :math:`1/n^2`.
-    epsilon_split, delta_split : the split of ε into :math:`(\varepsilon_1, \varepsilon_2, \varepsilon_3)` and
-        of δ into :math:`(\delta_1, \delta_2)`, as fractions (:func:`dplr.gaussian.approximate_minima_perturbation_calibration`).
+    epsilon_split, delta_split : the split of ε into (objective noise, regulariser, output) and of δ into
+        (objective, output), as fractions (:func:`dplr.gaussian.approximate_minima_perturbation_calibration`).
 
     Attributes
     ----------

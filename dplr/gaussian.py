@@ -248,8 +248,10 @@ class ApproximateMinimaPerturbationCalibration(_GaussianNoise):
     output_sigma : standard deviation of the output noise added to the approximate minimiser
     ridge : :math:`\Delta` (added to :math:`\lambda`); :math:`\Lambda = n(\lambda + \Delta)` in the paper's notation
     gamma : the gradient-norm bound :math:`\gamma` the solver must reach
-    epsilon, target_delta : the totals; ``epsilons`` :math:`(\varepsilon_1, \varepsilon_2, \varepsilon_3)`,
-    ``deltas`` :math:`(\delta_1, \delta_2)`: the split
+    epsilon, target_delta : the totals
+    epsilons : the split of ε in the order of ``epsilon_split``, (noise, ridge, output): in the paper's notation
+        :math:`(\varepsilon_3, \varepsilon_1 - \varepsilon_3, \varepsilon_2)`
+    deltas : :math:`(\delta_1, \delta_2)`, for the objective and for the output
     """
 
     output_sigma: float
@@ -270,9 +272,11 @@ def approximate_minima_perturbation_calibration(epsilon, delta, n, lam, gamma, c
     r"""Calibrate approximate minima perturbation: objective noise, ridge, gradient-norm bound, output noise.
 
     **Theorem** (Iyengar, Near, Song, Thakkar, Thakurta & Wang, IEEE S&P 2019, Algorithm 1 and its privacy
-    theorem). Let :math:`\ell` be convex, :math:`L`-Lipschitz and :math:`\beta`-smooth with Hessian of rank at most
-    :math:`r`, :math:`\varepsilon = \varepsilon_1 + \varepsilon_2 + \varepsilon_3`, :math:`\delta = \delta_1 + \delta_2`,
-    :math:`0 < \varepsilon_2 < 1`, :math:`\Lambda \ge r\beta/\varepsilon_2`. Release
+    theorem; the paper's notation). Let :math:`\ell` be convex, :math:`L`-Lipschitz and :math:`\beta`-smooth with
+    Hessian of rank at most :math:`r`; :math:`\varepsilon = \varepsilon_1 + \varepsilon_2`, :math:`\delta = \delta_1 +
+    \delta_2`, where :math:`(\varepsilon_1, \delta_1)` pays for the objective -- :math:`\varepsilon_3 < \varepsilon_1`
+    for its noise, :math:`\varepsilon_1 - \varepsilon_3` for its regulariser -- and :math:`(\varepsilon_2, \delta_2)`
+    for the output noise; :math:`\Lambda \ge r\beta/(\varepsilon_1 - \varepsilon_3)`. Release
     :math:`\theta_{approx} + N(0, \sigma_2^2 I)`, where :math:`\theta_{approx}` is any point with
     :math:`\lVert\nabla L_{priv}(\theta_{approx})\rVert \le \gamma` of
 
@@ -280,22 +284,25 @@ def approximate_minima_perturbation_calibration(epsilon, delta, n, lam, gamma, c
 
         L_{priv}(\theta) = \frac1n\sum_i \ell(\theta; z_i) + \frac{\Lambda}{2n}\lVert\theta\rVert^2 + b_1^\top\theta,
         \quad b_1 \sim N(0, \sigma_1^2 I),\
-        \sigma_1 = \frac{2L}{n}\,\frac{1 + \sqrt{2\log(1/\delta_1)}}{\varepsilon_1},\
-        \sigma_2 = \frac{n\gamma}{\Lambda}\,\frac{1 + \sqrt{2\log(1/\delta_2)}}{\varepsilon_3} .
+        \sigma_1 = \frac{2L}{n}\,\frac{1 + \sqrt{2\log(1/\delta_1)}}{\varepsilon_3},\
+        \sigma_2 = \frac{n\gamma}{\Lambda}\,\frac{1 + \sqrt{2\log(1/\delta_2)}}{\varepsilon_2} .
 
     Then the release is (ε, δ)-DP. (:math:`n\gamma/\Lambda` bounds the distance from :math:`\theta_{approx}` to the
-    exact minimiser, :math:`L_{priv}` being :math:`\Lambda/n`-strongly convex.) The constants were checked against
-    the authors' implementation (``sunblaze-ucb/dpml-benchmark``, ``algorithms/approximate_minima_perturbation.py``,
-    which also refuses :math:`\varepsilon_2 \ge 1` and uses :math:`r = 2` for linear models); the proof was not
+    exact minimiser, :math:`L_{priv}` being :math:`\Lambda/n`-strongly convex.) Sources: the algorithm as the authors
+    implement it (``sunblaze-ucb/dpml-benchmark``, ``algorithms/approximate_minima_perturbation.py``: the same
+    :math:`\sigma_1`, :math:`\sigma_2`, :math:`\Lambda = r\beta/(\varepsilon_1 - \varepsilon_3)` with ``r = 2 # for
+    GLMs``, and a refusal of :math:`\varepsilon_1 - \varepsilon_3 \ge 1`, enforced here too) and a summary of the
+    paper's budget split; the paper's theorem text itself was not available to us and the proof was not
     re-derived here.
 
     **Conversion to the package's objective**: :math:`L_{priv}` *is* the package's :math:`J` with
-    :math:`\lambda + \Delta = \Lambda/n` and :math:`b = n b_1`, so :math:`\Delta = \max(0, r c/(n\varepsilon_2) - \lambda)`,
-    ``sigma`` :math:`= n\sigma_1 = 2L(1 + \sqrt{2\log(1/\delta_1)})/\varepsilon_1`, ``output_sigma`` :math:`=
-    \gamma(1 + \sqrt{2\log(1/\delta_2)})/((\lambda + \Delta)\varepsilon_3)`, and the solver's tolerance on
-    :math:`\lVert\nabla J\rVert` is :math:`\gamma`. ``epsilon_split`` (fractions of ε, summing to 1) defaults to the
-    authors' split (1 % to the output, 90 % of the rest to the objective noise); ``delta_split`` to 99 % / 1 %
-    (the authors' 1 % to the output).
+    :math:`\lambda + \Delta = \Lambda/n` and :math:`b = n b_1`. ``epsilon_split`` gives the fractions of ε for
+    (noise :math:`\varepsilon_3`, ridge :math:`\varepsilon_1 - \varepsilon_3`, output :math:`\varepsilon_2`), summing
+    to 1; then :math:`\Delta = \max(0, r c/(n(\varepsilon_1 - \varepsilon_3)) - \lambda)`, ``sigma`` :math:`= n\sigma_1
+    = 2L(1 + \sqrt{2\log(1/\delta_1)})/\varepsilon_3`, ``output_sigma`` :math:`= \gamma(1 + \sqrt{2\log(1/\delta_2)})
+    /((\lambda + \Delta)\varepsilon_2)`, and the solver's tolerance on :math:`\lVert\nabla J\rVert` is :math:`\gamma`.
+    The default split is the authors': 1 % of ε to the output, 90 % of the rest to the objective's noise; δ 99 % to
+    the objective, 1 % to the output.
     """
     epsilon, delta, lam, n = check_epsilon(epsilon), check_delta(delta), check_lambda(lam), _n(n)
     gamma = check_positive_finite(gamma, "gamma (the gradient-norm bound)")
@@ -305,14 +312,15 @@ def approximate_minima_perturbation_calibration(epsilon, delta, n, lam, gamma, c
     for name, f, k in (("epsilon_split", fractions, 3), ("delta_split", delta_fractions, 2)):
         if f.shape != (k,) or not np.all(np.isfinite(f)) or np.any(f <= 0) or abs(f.sum() - 1.0) > 1e-12:
             raise ValueError(f"{name} must be {k} positive fractions summing to 1, got {f.tolist()!r}.")
-    eps1, eps2, eps3 = (float(e) for e in epsilon * fractions)
-    delta1, delta2 = (float(d) for d in delta * delta_fractions)
-    if eps2 >= 1.0:
-        raise ValueError(f"approximate minima perturbation needs epsilon_2 < 1 (Iyengar et al. 2019), got "
-                         f"epsilon_2 = {eps2!r} (epsilon {epsilon!r} times {fractions[1]!r}). Fix: a smaller second "
-                         f"fraction in epsilon_split.")
-    ridge = max(0.0, AMP_HESSIAN_RANK * curvature / (n * eps2) - lam)
-    sigma = 2.0 * lipschitz * (1.0 + np.sqrt(2.0 * np.log(1.0 / delta1))) / eps1
-    output_sigma = gamma * (1.0 + np.sqrt(2.0 * np.log(1.0 / delta2))) / ((lam + ridge) * eps3)
+    eps_noise, eps_ridge, eps_output = (float(e) for e in epsilon * fractions)
+    delta_objective, delta_output = (float(d) for d in delta * delta_fractions)
+    if eps_ridge >= 1.0:
+        raise ValueError(f"approximate minima perturbation needs the regulariser's share of epsilon below 1 (Iyengar "
+                         f"et al. 2019: epsilon_1 - epsilon_3 < 1), got {eps_ridge!r} (epsilon {epsilon!r} times "
+                         f"{fractions[1]!r}). Fix: a smaller second fraction in epsilon_split.")
+    ridge = max(0.0, AMP_HESSIAN_RANK * curvature / (n * eps_ridge) - lam)
+    sigma = 2.0 * lipschitz * (1.0 + np.sqrt(2.0 * np.log(1.0 / delta_objective))) / eps_noise
+    output_sigma = gamma * (1.0 + np.sqrt(2.0 * np.log(1.0 / delta_output))) / ((lam + ridge) * eps_output)
     return ApproximateMinimaPerturbationCalibration(float(sigma), float(output_sigma), float(ridge), gamma, epsilon,
-                                                    delta, (eps1, eps2, eps3), (delta1, delta2))
+                                                    delta, (eps_noise, eps_ridge, eps_output),
+                                                    (delta_objective, delta_output))

@@ -125,16 +125,17 @@ def test_kifer_smith_thakurta_calibration_meets_both_halves_of_its_proof(epsilon
 def test_amp_calibration_is_the_papers_in_the_packages_convention():
     n, lam, gamma = 2000, 1e-4, 1e-6
     cal = approximate_minima_perturbation_calibration(1.0, 1e-5, n, lam, gamma)
-    eps1, eps2, eps3 = cal.epsilons
+    eps3, eps1_minus_eps3, eps2 = cal.epsilons  # the paper's notation: (noise, regulariser, output)
     assert sum(cal.epsilons) == pytest.approx(1.0) and sum(cal.deltas) == pytest.approx(1e-5)
-    assert (lam + cal.ridge) * n == pytest.approx(AMP_HESSIAN_RANK * 0.25 / eps2)   # Lambda = r beta / eps2
-    # b = n b1, b1 ~ N(0, sigma1^2), sigma1 = (2L/n)(1 + sqrt(2 log(1/delta1)))/eps1
-    assert cal.sigma == pytest.approx(n * (2 / n) * (1 + np.sqrt(2 * np.log(1 / cal.deltas[0]))) / eps1)
-    # sigma2 = (n gamma / Lambda)(1 + sqrt(2 log(1/delta2)))/eps3
+    assert cal.epsilons == pytest.approx((0.891, 0.099, 0.01)) and cal.deltas == pytest.approx((0.99e-5, 0.01e-5))
+    assert (lam + cal.ridge) * n == pytest.approx(AMP_HESSIAN_RANK * 0.25 / eps1_minus_eps3)  # Lambda = r beta/(e1-e3)
+    # b = n b1, b1 ~ N(0, sigma1^2), sigma1 = (2L/n)(1 + sqrt(2 log(1/delta1)))/eps3
+    assert cal.sigma == pytest.approx(n * (2 / n) * (1 + np.sqrt(2 * np.log(1 / cal.deltas[0]))) / eps3)
+    # sigma2 = (n gamma / Lambda)(1 + sqrt(2 log(1/delta2)))/eps2
     big_lambda = n * (lam + cal.ridge)
-    assert cal.output_sigma == pytest.approx(n * gamma / big_lambda * (1 + np.sqrt(2 * np.log(1 / cal.deltas[1]))) / eps3)
+    assert cal.output_sigma == pytest.approx(n * gamma / big_lambda * (1 + np.sqrt(2 * np.log(1 / cal.deltas[1]))) / eps2)
     assert cal.output_mechanism(2).sigma == cal.output_sigma and cal.mechanism(2).sigma == cal.sigma
-    with pytest.raises(ValueError, match="epsilon_2 < 1"):
+    with pytest.raises(ValueError, match="epsilon_1 - epsilon_3 < 1"):
         approximate_minima_perturbation_calibration(20.0, 1e-5, n, lam, gamma)
     with pytest.raises(ValueError, match="summing to 1"):
         approximate_minima_perturbation_calibration(1.0, 1e-5, n, lam, gamma, epsilon_split=(0.5, 0.5, 0.5))

@@ -9,8 +9,8 @@ from dplr.datasets.simulated import make_separable
 
 # As in tests/test_estimators.py: the common checks feed rows far outside the unit ball, so a public bound
 # norm_bound=1e3 covers them, and epsilon=1e4 keeps the models accurate where a check asserts accuracy.
-# Approximate minima perturbation needs epsilon_2 < 1: at epsilon = 1e4 the split gives it 0.5 (and 0.5 to the
-# output noise, which is then about 1e-5 at gamma = 1/n^2).
+# Approximate minima perturbation needs the regulariser's share of epsilon below 1: at epsilon = 1e4 the split gives
+# it 0.5 (and 0.5 to the output noise, which is then about 1e-5 at gamma = 1/n^2).
 AMP_CHECK_SPLIT = (1 - 1e-4, 5e-5, 5e-5)
 
 

@@ -261,10 +261,10 @@ class _NoRidgeApproximateMinimaPerturbation:
 
 
 def no_ridge_approximate_minima_perturbation(epsilon, delta, lam, gamma=None):
-    r"""BROKEN at small :math:`n\lambda`. Approximate minima perturbation without the ridge :math:`\Lambda \ge r\beta/\varepsilon_2`.
+    r"""BROKEN at small :math:`n\lambda`. Approximate minima perturbation without its ridge :math:`\Lambda \ge r\beta/(\varepsilon_1 - \varepsilon_3)`.
 
     Its noises are the calibrated ones (:func:`dplr.gaussian.approximate_minima_perturbation_calibration`); the
-    objective is solved with :math:`\lambda` alone, so the Jacobian term its :math:`\varepsilon_2` pays for is
+    objective is solved with :math:`\lambda` alone, so the Jacobian term its :math:`\varepsilon_1 - \varepsilon_3` pays for is
     unbounded in :math:`1/(n\lambda)`. Returns an auditable callable.
     """
     return _NoRidgeApproximateMinimaPerturbation(epsilon, delta, lam, gamma)
