@@ -42,6 +42,7 @@ from dplr.validation import (
     check_lambda,
     check_positive_finite,
     check_positive_integer,
+    check_random_state,
 )
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "classical_gaussian_sigma",
     "analytic_gaussian_delta",
     "analytic_gaussian_sigma",
+    "gaussian_mechanism",
     "GaussianOutputPerturbationCalibration",
     "gaussian_output_perturbation_calibration",
     "GaussianObjectivePerturbationCalibration",
@@ -138,6 +140,20 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
     while excess(sigma) > 0:
         sigma *= 1.0 + GAUSSIAN_SIGMA_RTOL
     return float(sigma)
+
+
+def gaussian_mechanism(value, sensitivity, epsilon, delta, random_state=None):
+    r"""Release ``value + eta``, :math:`\eta \sim N(0, \sigma^2 I)` with :math:`\sigma` = :func:`analytic_gaussian_sigma`.
+
+    (ε, δ)-DP when ``sensitivity`` :math:`\Delta` bounds the L2 change of ``value`` between neighbouring data sets
+    (Balle & Wang 2018, Theorem 8); the Gaussian counterpart of :func:`dplr.mechanisms.laplace_mechanism`. A scalar
+    ``value`` is treated as a 1-vector.
+    """
+    sigma = analytic_gaussian_sigma(epsilon, delta, sensitivity)
+    value = np.asarray(value, dtype=float)
+    flat = np.atleast_1d(value)
+    noise = IsotropicGaussian.from_sigma(flat.shape[-1], sigma).sample(random_state=check_random_state(random_state))
+    return (flat + noise).reshape(value.shape)
 
 
 @dataclass(frozen=True)

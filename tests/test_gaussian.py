@@ -10,6 +10,7 @@ from dplr.gaussian import (
     analytic_gaussian_sigma,
     approximate_minima_perturbation_calibration,
     classical_gaussian_sigma,
+    gaussian_mechanism,
     gaussian_objective_perturbation_calibration,
     gaussian_output_perturbation_calibration,
 )
@@ -79,7 +80,20 @@ def test_analytic_sigma_is_below_the_classical_for_epsilon_below_one(epsilon, de
     assert analytic_gaussian_delta(classical, epsilon, 2.0) <= delta
 
 
+def test_gaussian_mechanism_adds_the_analytic_noise():
+    sigma = analytic_gaussian_sigma(0.5, 1e-6, 2.0)
+    value = np.array([1.0, -2.0, 0.5])
+    expected = value + np.random.default_rng(8).standard_normal((1, 3))[0] * sigma
+    np.testing.assert_array_equal(gaussian_mechanism(value, 2.0, 0.5, 1e-6, random_state=8), expected)
+    assert np.shape(gaussian_mechanism(3.0, 1.0, 1.0, 1e-5, random_state=0)) == ()
+    # 20,000 releases of 0: the sample standard deviation is within 3 % of sigma (its relative standard error is
+    # 0.5 %, so a correct sampler fails with probability below 1e-9)
+    draws = [gaussian_mechanism(0.0, 2.0, 0.5, 1e-6, random_state=s) for s in range(20_000)]
+    assert np.std(draws) == pytest.approx(sigma, rel=0.03)
+
+
 @pytest.mark.parametrize("call, message", [
+    (lambda: gaussian_mechanism(1.0, 1.0, 1.0, 0.0), "0 < delta < 1"),
     (lambda: analytic_gaussian_sigma(1.0, 0.0), "0 < delta < 1"),
     (lambda: analytic_gaussian_sigma(1.0, 1.0), "0 < delta < 1"),
     (lambda: analytic_gaussian_sigma(0.0, 1e-5), "epsilon"),

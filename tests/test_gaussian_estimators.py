@@ -6,6 +6,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from dplr import ApproximateMinimaPerturbation, GaussianObjectivePerturbation, GaussianOutputPerturbation, StandardLR
 from dplr.algorithms import approximate_minima_perturbation, gaussian_objective_perturbation, gaussian_output_perturbation
 from dplr.datasets.simulated import make_separable
+from test_hostile_inputs import BAD_DATA  # tests/test_hostile_inputs.py: the hostile inputs every estimator refuses
 
 # As in tests/test_estimators.py: the common checks feed rows far outside the unit ball, so a public bound
 # norm_bound=1e3 covers them, and epsilon=1e4 keeps the models accurate where a check asserts accuracy.
@@ -64,3 +65,11 @@ def test_huge_epsilon_recovers_the_non_private_model(cls, data):
 def test_delta_zero_is_refused_with_the_fix(cls, data):
     with pytest.raises(ValueError, match="cannot give delta = 0"):
         cls(delta=0.0).fit(*data)
+
+
+@pytest.mark.parametrize("case", list(BAD_DATA))
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_hostile_data_is_refused_with_the_fix(cls, case):
+    make_data, error, message = BAD_DATA[case]
+    with pytest.raises(error, match=message):
+        cls(random_state=0).fit(*make_data())
