@@ -43,6 +43,7 @@ from dplr.calibration import (
     sensitivity_method_noise_rate,
 )
 from dplr.estimators import (
+    DPSGD,
     ApproximateMinimaPerturbation,
     GaussianObjectivePerturbation,
     GaussianOutputPerturbation,
@@ -60,6 +61,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ApproximateMinimaPerturbation",
+    "DPSGD",
     "GaussianObjectivePerturbation",
     "GaussianOutputPerturbation",
     "HuberLoss",

@@ -26,6 +26,7 @@ Mironov 2017; Mironov, Talwar & Zhang 2019) only ``"add_remove"`` with Poisson s
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,16 +67,20 @@ def _check_rate(sampling_rate):
     return q
 
 
+def _check_choices(neighbouring, accountant):
+    if not isinstance(neighbouring, str) or neighbouring not in NEIGHBOURING_RELATIONS:
+        raise ValueError(f"neighbouring must be one of {NEIGHBOURING_RELATIONS}, got {neighbouring!r}.")
+    if not isinstance(accountant, str) or accountant not in ACCOUNTANTS:
+        raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}.")
+
+
 def _accountant(neighbouring, accountant):
+    _check_choices(neighbouring, accountant)
     try:
         import dp_accounting  # imported here: dp-accounting is the optional extra dplr[accounting]
     except ImportError as error:  # pragma: no cover - exercised only without the extra
         raise ImportError("DP-SGD's privacy accounting needs Google's dp-accounting: pip install 'dplr[accounting]' "
                           "(or pip install dp-accounting).") from error
-    if neighbouring not in NEIGHBOURING_RELATIONS:
-        raise ValueError(f"neighbouring must be one of {NEIGHBOURING_RELATIONS}, got {neighbouring!r}.")
-    if accountant not in ACCOUNTANTS:
-        raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}.")
     relation = (dp_accounting.NeighboringRelation.REPLACE_ONE if neighbouring == "replace" else
                 dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
     if accountant == "rdp":
@@ -161,8 +166,19 @@ class DPSGDCalibration:
 
 
 def dpsgd_calibration(epsilon, delta, sampling_rate, steps, clip_norm=1.0, neighbouring="replace", accountant="pld"):
-    """Calibrate DP-SGD: :func:`dpsgd_noise_multiplier`, and the ε it actually reaches (:func:`dpsgd_epsilon`)."""
-    clip_norm = check_positive_finite(clip_norm, "clip_norm")
+    """Calibrate DP-SGD: :func:`dpsgd_noise_multiplier`, and the ε it actually reaches (:func:`dpsgd_epsilon`).
+
+    A pure function of its arguments (the accountant is deterministic), so its results are cached: refitting a
+    model at the same privacy target does not run the accountant again.
+    """
+    _check_choices(neighbouring, accountant)
+    return _cached_calibration(check_epsilon(epsilon), check_delta(delta), _check_rate(sampling_rate),
+                               check_positive_integer(steps, "steps"), check_positive_finite(clip_norm, "clip_norm"),
+                               neighbouring, accountant)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_calibration(epsilon, delta, sampling_rate, steps, clip_norm, neighbouring, accountant):
     sigma = dpsgd_noise_multiplier(epsilon, delta, sampling_rate, steps, neighbouring, accountant)
     reached = dpsgd_epsilon(sigma, sampling_rate, steps, delta, neighbouring, accountant)
     return DPSGDCalibration(sigma, clip_norm, float(sampling_rate), int(steps), reached, float(delta), neighbouring,

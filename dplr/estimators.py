@@ -58,6 +58,7 @@ from dplr.algorithms import (
     sensitivity_method,
     standard_erm,
 )
+from dplr.dpsgd import dp_sgd
 from dplr.losses import get_loss
 from dplr.validation import (
     check_positive_finite,
@@ -72,6 +73,7 @@ __all__ = [
     "GaussianOutputPerturbation",
     "GaussianObjectivePerturbation",
     "ApproximateMinimaPerturbation",
+    "DPSGD",
 ]
 
 _INPUT_HINT = ("dplr estimators need a non-empty, dense, 2-D numeric X (n_samples, n_features) and one label per "
@@ -405,4 +407,56 @@ class ApproximateMinimaPerturbation(_LinearClassifierThroughOrigin):
             X, y, self.epsilon, self.delta, self.lam, self.gamma, loss, random_state=self.random_state,
             epsilon_split=self.epsilon_split, delta_split=self.delta_split, return_calibration=True,
             check_input=False)
+        return coef
+
+
+class DPSGD(_LinearClassifierThroughOrigin):
+    r"""DP-SGD (Abadi et al., CCS 2016) on the package's losses, (ε, δ)-DP by Google's accountant (:func:`dplr.dpsgd.dp_sgd`).
+
+    Needs the optional extra ``dplr[accounting]`` (``dp-accounting``). Unlike the other estimators it has no
+    ``lam`` by default: the privacy of DP-SGD comes from clipping and noise, not from strong convexity.
+
+    Parameters
+    ----------
+    epsilon, delta : the privacy target; the noise multiplier is the smallest the accountant accepts
+        (:func:`dplr.dpsgd.dpsgd_noise_multiplier`).
+    sampling_rate : float, default 0.01
+        Poisson sampling probability :math:`q` of each record per step.
+    steps : int, default 1000
+    learning_rate : float, default 1.0
+    clip_norm : float, default 1.0
+        :math:`C`; the rows of the unit ball have gradients of norm at most 1, so :math:`C \ge 1` never clips them.
+    lam : float, default 0.0
+        Optional ridge term :math:`\frac\lambda2\lVert w\rVert^2` (no privacy cost).
+    neighbouring, accountant : as in :func:`dplr.dpsgd.dpsgd_epsilon`.
+    loss, huber_h, norm_bound, random_state : as in :class:`SensitivityMethod`.
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_, n_features_in_ : as in :class:`StandardLR`.
+    calibration_ : dplr.dpsgd.DPSGDCalibration
+    """
+
+    def __init__(self, epsilon=1.0, delta=1e-5, sampling_rate=0.01, steps=1000, learning_rate=1.0, clip_norm=1.0,
+                 lam=0.0, loss="logistic", huber_h=0.5, norm_bound=1.0, random_state=None, neighbouring="replace",
+                 accountant="pld"):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.sampling_rate = sampling_rate
+        self.steps = steps
+        self.learning_rate = learning_rate
+        self.clip_norm = clip_norm
+        self.lam = lam
+        self.loss = loss
+        self.huber_h = huber_h
+        self.norm_bound = norm_bound
+        self.random_state = random_state
+        self.neighbouring = neighbouring
+        self.accountant = accountant
+
+    def _fit_coef(self, X, y, loss):
+        coef, self.calibration_ = dp_sgd(
+            X, y, self.epsilon, self.delta, self.sampling_rate, self.steps, self.learning_rate, self.clip_norm,
+            self.lam, loss, random_state=self.random_state, neighbouring=self.neighbouring,
+            accountant=self.accountant, return_calibration=True, check_input=False)
         return coef

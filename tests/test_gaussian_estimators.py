@@ -4,6 +4,8 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dplr import ApproximateMinimaPerturbation, GaussianObjectivePerturbation, GaussianOutputPerturbation, StandardLR
+from dplr.dpsgd import dp_sgd
+from dplr.estimators import DPSGD
 from dplr.algorithms import approximate_minima_perturbation, gaussian_objective_perturbation, gaussian_output_perturbation
 from dplr.datasets.simulated import make_separable
 from test_hostile_inputs import BAD_DATA  # tests/test_hostile_inputs.py: the hostile inputs every estimator refuses
@@ -68,8 +70,28 @@ def test_delta_zero_is_refused_with_the_fix(cls, data):
 
 
 @pytest.mark.parametrize("case", list(BAD_DATA))
-@pytest.mark.parametrize("cls", ESTIMATORS)
+@pytest.mark.parametrize("cls", ESTIMATORS + [DPSGD])  # the data are refused before DP-SGD's accountant runs
 def test_hostile_data_is_refused_with_the_fix(cls, case):
     make_data, error, message = BAD_DATA[case]
     with pytest.raises(error, match=message):
         cls(random_state=0).fit(*make_data())
+
+
+# DP-SGD: the common checks with a fast accountant (RDP, add/remove: its calibration is cached after the first fit),
+# every record in every lot (q = 1) and a clipping norm near the checks' gradients (rows of norm up to a few units
+# over norm_bound = 1e3), so that epsilon = 8 leaves the models accurate where a check asserts accuracy.
+@parametrize_with_checks([DPSGD(epsilon=8.0, sampling_rate=1.0, steps=20, learning_rate=1e3, clip_norm=1e-3,
+                                norm_bound=1e3, neighbouring="add_remove", accountant="rdp")])
+def test_dpsgd_sklearn_estimator_checks(estimator, check):
+    pytest.importorskip("dp_accounting")  # the optional extra dplr[accounting]
+    check(estimator)
+
+
+def test_dpsgd_estimator_is_dp_sgd(data):
+    pytest.importorskip("dp_accounting")
+    X, y = data
+    model = DPSGD(epsilon=1.0, sampling_rate=0.05, steps=100, random_state=4).fit(X, y)
+    coef, calibration = dp_sgd(X, y, 1.0, 1e-5, 0.05, 100, 1.0, random_state=4, return_calibration=True)
+    np.testing.assert_array_equal(model.coef_, coef)
+    assert model.calibration_ == calibration and calibration.epsilon <= 1.0
+    assert model.score(X, y) > 0.9  # separable data, margin 0.03: DP-SGD at epsilon = 1 still classifies them
