@@ -23,6 +23,11 @@ definition of NIPS 2008 and JMLR 2011 that the rest of the package uses) or ``"a
 al.'s). The privacy-loss-distribution accountant (``"pld"``, default; Koskela et al. 2020, Doroshenko et al.
 2022) gives a pessimistic (upper) estimate of ε and handles both relations; the Rényi accountant (``"rdp"``,
 Mironov 2017; Mironov, Talwar & Zhang 2019) only ``"add_remove"`` with Poisson subsampling.
+
+Two readings to know. The accountant composes all :math:`T` steps as if every iterate were released, so the ε of
+releasing :math:`w_T` alone is at most what it reports (conservative). The lot's sum is divided by the expected
+lot size :math:`qn`, with :math:`n` treated as public, as Abadi et al. do; under ``"replace"`` it is the same
+on both data sets anyway.
 """
 from __future__ import annotations
 
@@ -116,7 +121,8 @@ def dpsgd_noise_multiplier(epsilon, delta, sampling_rate, steps, neighbouring="r
     ε decreases in :math:`\sigma`; an upper end is found by doubling from 1, a lower by halving, then the
     bracket is bisected (on :math:`\log\sigma`) until its ends are within a factor ``1 + rtol``. The *upper*
     end is returned: its ε, as the accountant computes it, is at most ``epsilon`` (conservative), and it exceeds
-    the smallest such :math:`\sigma` by at most a factor ``1 + rtol``.
+    the smallest such :math:`\sigma` by at most a factor ``1 + rtol``. The search goes no lower than
+    :math:`\sigma = 10^{-3}` (a target met there returns a value near it) and no higher than :math:`10^6` (refused).
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     q, steps = _check_rate(sampling_rate), check_positive_integer(steps, "steps")

@@ -1,8 +1,9 @@
 r"""Gaussian noise for (ε, δ)-DP: the analytic Gaussian calibration and the privacy maps of three algorithms.
 
-Pure functions, like :mod:`dplr.calibration`: no data, no randomness. Each calibration returns a frozen
-record whose ``mechanism(dim)`` builds its noise, an :class:`~dplr.mechanisms.IsotropicGaussian`;
-:mod:`dplr.algorithms` draws from it and solves.
+The calibrations are pure functions, like :mod:`dplr.calibration`: no data, no randomness. Each returns a
+frozen record whose ``mechanism(dim)`` builds its noise, an :class:`~dplr.mechanisms.IsotropicGaussian`;
+:mod:`dplr.algorithms` draws from it and solves. :func:`gaussian_mechanism` releases a noisy value, the
+Gaussian counterpart of :func:`dplr.mechanisms.laplace_mechanism`.
 
 Neighbouring data sets differ in one record (*replace one*, as in NIPS 2008 and JMLR 2011); where a
 source proves its theorem for *add or remove one* the record below says how its constant was converted.
@@ -17,7 +18,8 @@ the package's, averaged over the :math:`n` records (:mod:`dplr.objective`):
 * **Analytic Gaussian mechanism** (Balle & Wang, "Improving the Gaussian mechanism for differential
   privacy: analytical calibration and optimal denoising", ICML 2018, Theorem 8 and Algorithm 1):
   :func:`analytic_gaussian_sigma`, the smallest :math:`\sigma` of the exact condition, against the classical
-  :func:`classical_gaussian_sigma` (Dwork & Roth 2014, Theorem A.1).
+  :func:`classical_gaussian_sigma` (Dwork & Roth 2014, Theorem A.1); :func:`analytic_gaussian_delta`, the
+  condition itself.
 * **Gaussian output perturbation** (:func:`gaussian_output_perturbation_calibration`): the sensitivity
   :math:`2L/(n\lambda)` of the minimiser (JMLR 2011, Corollary 8) with analytic Gaussian noise.
 * **Gaussian objective perturbation** (:func:`gaussian_objective_perturbation_calibration`): Kifer, Smith &
