@@ -78,7 +78,7 @@ site-test: $(STAMP)
 	$(PY) -m pytest tests/browser
 
 # dplr alone (no extras) at the oldest versions pyproject.toml states, in a fresh venv (_build/venv-oldest):
-# installing dplr must change none of them; the unit tests run there; then the extras plot, dask, uci at
+# installing dplr must change none of them; the unit tests run there; then the extras plot, dask, uci, accounting at
 # their oldest versions and the tests that use them. See .ci/deps.py.
 test-oldest:
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found); set PYTHON=/path/to/python3.11"; exit 1; }

@@ -27,7 +27,7 @@ LOCK = ROOT / "requirements" / "book.lock"
 ENVIRONMENT = ROOT / "environment.yml"
 OLDEST_VENV = ROOT / "_build" / "venv-oldest"
 # The extras a user may add to plain `pip install dplr`; each is installed at its floors in the second phase.
-USER_EXTRAS = ("plot", "dask", "uci")
+USER_EXTRAS = ("plot", "dask", "uci", "accounting")
 REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*?)\s*$")
 
 
@@ -121,7 +121,7 @@ def test_oldest() -> None:
     2. ``pip install -e .`` -- the ordinary resolver, no ``--no-deps`` -- must leave every one of them as it
        is: dplr's ranges accept its own floors.
     3. The unit tests run there (tests needing an optional package skip: pytest.importorskip).
-    4. The extras plot, dask and uci are installed at their floors, with the core held at its floors
+    4. The extras plot, dask, uci and accounting are installed at their floors, with the core held at its floors
        (a constraints file): nothing installed before may change. The tests that skipped in 3 for want of
        an optional package run now, required not to skip (DPLR_REQUIRE_EXTRAS=1, see tests/conftest.py).
     """

@@ -1,4 +1,4 @@
-r"""Algorithm 1 (sensitivity method) and Algorithm 2 (objective perturbation): calibrate, draw, solve.
+r"""Algorithm 1 (sensitivity method), Algorithm 2 (objective perturbation) and their (ε, δ) successors: calibrate, draw, solve.
 
 The one seam every private model in ``dplr`` goes through. Each algorithm is three steps:
 calibrate (:mod:`dplr.calibration`, the privacy map), draw the noise (the calibration's
@@ -6,6 +6,12 @@ calibrate (:mod:`dplr.calibration`, the privacy map), draw the noise (the calibr
 *noise* functions do the first two (:func:`sensitivity_method_noise`, :func:`objective_perturbation_noise`)
 for callers that solve many problems together (private tuning, studies that batch several ε);
 :func:`sensitivity_method` and :func:`objective_perturbation` do all three.
+
+Three (ε, δ)-DP algorithms with Gaussian noise follow the same seam, with their calibrations in
+:mod:`dplr.gaussian`: :func:`gaussian_output_perturbation` (Algorithm 1 with analytic Gaussian noise),
+:func:`gaussian_objective_perturbation` (Kifer, Smith & Thakurta 2012) and
+:func:`approximate_minima_perturbation` (Iyengar et al. 2019). DP-SGD, which has no solver, is
+:mod:`dplr.dpsgd`.
 
 They take labels already in {-1, +1} and rows with :math:`\lVert x_i\rVert \le 1` (checked unless
 ``check_input=False``), and return one private classifier per noise draw, so that the 200 "random
@@ -18,12 +24,21 @@ Sources
 * Algorithm 2 and Theorem 2: NIPS 2008, Section 4 (p. 4).
 * The corrected Algorithm 2: Chaudhuri, Monteleoni & Sarwate, "Differentially Private Empirical
   Risk Minimization", JMLR 12:1069–1109 (2011), Algorithm 2 and Theorem 9.
+* The Gaussian algorithms: the sources in :mod:`dplr.gaussian`.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from dplr.calibration import objective_perturbation_calibration, sensitivity_method_calibration
+from dplr.gaussian import (
+    approximate_minima_perturbation_calibration,
+    gaussian_objective_perturbation_calibration,
+    gaussian_output_perturbation_calibration,
+)
 from dplr.losses import get_loss
 from dplr.solver import solve_regularized_erm
 from dplr.validation import (
@@ -41,6 +56,9 @@ __all__ = [
     "sensitivity_method",
     "objective_perturbation_noise",
     "objective_perturbation",
+    "gaussian_output_perturbation",
+    "gaussian_objective_perturbation",
+    "approximate_minima_perturbation",
 ]
 
 
@@ -174,3 +192,94 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
     if return_calibration:
         return coef, (tuple(calibrations) if per_problem else calibrations[0])
     return coef
+
+
+def gaussian_output_perturbation(X, y, epsilon, delta, lam, loss="logistic", huber_h=0.5, n_draws=None,
+                                 random_state=None, tol=1e-8, return_calibration=False, check_input=True,
+                                 max_iter=100):
+    r"""Output perturbation with Gaussian noise: :math:`w^* + \eta`, :math:`\eta \sim N(0, \sigma^2 I)`, (ε, δ)-DP.
+
+    :math:`w^*` is the regularised ERM minimiser (:func:`standard_erm`), :math:`\sigma` the analytic Gaussian
+    calibration for the sensitivity :math:`2L/(n\lambda)`
+    (:func:`~dplr.gaussian.gaussian_output_perturbation_calibration`, which states the theorem). Like
+    :func:`sensitivity_method`, the bound is for the exact minimiser; the solver stops at gradient norm ``tol``
+    (distance at most ``tol``/λ). ``n_draws``, ``return_calibration`` and ``check_input`` as in
+    :func:`sensitivity_method`; the stream draws ``n_draws * d`` standard normals.
+    """
+    rng = check_random_state(random_state)
+    if check_input:
+        X, y = check_training_data(X, y)
+    lam = check_lambda(lam)
+    tol, max_iter = _check_solver_options(tol, max_iter)
+    loss = get_loss(loss, huber_h)
+    calibration = gaussian_output_perturbation_calibration(X.shape[0], lam, epsilon, delta, loss.lipschitz)
+    w_star = solve_regularized_erm(X, y, lam, loss, tol=tol, max_iter=max_iter, check_input=False).coef
+    coef = w_star + calibration.mechanism(X.shape[1]).sample(n_draws, rng)
+    return (coef, calibration) if return_calibration else coef
+
+
+def gaussian_objective_perturbation(X, y, epsilon, delta, lam, loss="logistic", huber_h=0.5, n_draws=None,
+                                    random_state=None, tol=1e-8, return_calibration=False, solver_options=None,
+                                    check_input=True):
+    r"""Objective perturbation with Gaussian noise (Kifer, Smith & Thakurta 2012, "Obj-Pert"), (ε, δ)-DP.
+
+    Returns :math:`\arg\min_w \frac{\lambda+\Delta}{2}\lVert w\rVert^2 + \frac{b^\top w}{n} + \frac1n\sum_i
+    \ell(y_i w^\top x_i)` with :math:`b \sim N(0, \sigma^2 I)`; :math:`\sigma` and :math:`\Delta` from
+    :func:`~dplr.gaussian.gaussian_objective_perturbation_calibration` (the theorem, its conditions and the
+    conversion to this convention are stated there). Solved by :func:`~dplr.solver.solve_regularized_erm` with the
+    per-problem ``b``; ``n_draws`` problems share one batched solve. Other parameters as in
+    :func:`objective_perturbation`.
+    """
+    if check_input:
+        X, y = check_training_data(X, y)
+    loss = get_loss(loss, huber_h)
+    lam, tol = check_lambda(lam), check_tolerance(tol)
+    n, d = X.shape
+    calibration = gaussian_objective_perturbation_calibration(epsilon, delta, n, lam, loss.curvature, loss.lipschitz)
+    b = calibration.mechanism(d).sample(n_draws, check_random_state(random_state))
+    options = dict(solver_options or {})
+    if "max_iter" in options:
+        options["max_iter"] = check_positive_integer(options["max_iter"], "max_iter")
+    coef = solve_regularized_erm(X, y, lam, loss, b=b, delta=calibration.ridge, tol=tol, check_input=False,
+                                 **options).coef
+    return (coef, calibration) if return_calibration else coef
+
+
+def approximate_minima_perturbation(X, y, epsilon, delta, lam, gamma=None, loss="logistic", huber_h=0.5,
+                                    n_draws=None, random_state=None, epsilon_split=(0.891, 0.099, 0.01),
+                                    delta_split=(0.99, 0.01), return_calibration=False, solver_options=None,
+                                    check_input=True):
+    r"""Approximate minima perturbation (Iyengar et al., IEEE S&P 2019, Algorithm 1), (ε, δ)-DP.
+
+    Gaussian objective perturbation, solved only to gradient norm :math:`\le\gamma` (``gamma``; default
+    :math:`1/n^2`, the authors'), then Gaussian output noise calibrated to the distance :math:`\gamma/(\lambda+\Delta)`
+    from the exact minimiser (:func:`~dplr.gaussian.approximate_minima_perturbation_calibration` states the theorem
+    and the split of ε and δ). The solver's tolerance is :math:`\gamma`; a problem it does not bring below
+    :math:`\gamma` raises ``RuntimeError`` (its release would not be private): raise ``max_iter`` in
+    ``solver_options`` or take a larger ``gamma``. The stream draws the objective noise (``n_draws * d``
+    normals), then the output noise.
+    """
+    if check_input:
+        X, y = check_training_data(X, y)
+    loss = get_loss(loss, huber_h)
+    lam = check_lambda(lam)
+    n, d = X.shape
+    gamma = 1.0 / n**2 if gamma is None else gamma
+    calibration = approximate_minima_perturbation_calibration(epsilon, delta, n, lam, gamma, loss.curvature,
+                                                              loss.lipschitz, epsilon_split, delta_split)
+    rng = check_random_state(random_state)
+    b = calibration.mechanism(d).sample(n_draws, rng)
+    options = dict(solver_options or {})
+    if "max_iter" in options:
+        options["max_iter"] = check_positive_integer(options["max_iter"], "max_iter")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # checked below, where it voids the guarantee
+        result = solve_regularized_erm(X, y, lam, loss, b=b, delta=calibration.ridge, tol=calibration.gamma,
+                                       check_input=False, **options)
+    worst = float(np.max(result.grad_norm))
+    if not worst <= calibration.gamma:
+        raise RuntimeError(f"the solver stopped at gradient norm {worst!r} > gamma = {calibration.gamma!r}: the "
+                           f"output noise covers only gamma, so this release would not be private. Fix: "
+                           f"solver_options={{'max_iter': ...}} larger, or a larger gamma.")
+    coef = result.coef + calibration.output_mechanism(d).sample(n_draws, rng)
+    return (coef, calibration) if return_calibration else coef

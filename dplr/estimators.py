@@ -1,6 +1,9 @@
-r"""scikit-learn estimators: standard (non-private) ERM, Algorithm 1 and Algorithm 2.
+r"""scikit-learn estimators: standard (non-private) ERM, Algorithm 1, Algorithm 2 and the (ε, δ) algorithms.
 
-All three are linear classifiers through the origin, as in the paper (NIPS 2008, Section 2:
+The module is over 400 lines because every estimator shares one base class (validation, label coding,
+prediction) and differs only in its few lines of ``_fit_coef``: splitting it would separate them from it.
+
+All are linear classifiers through the origin, as in the paper (NIPS 2008, Section 2:
 prediction :math:`\operatorname{sgn}(w^\top x)`), trained on
 
 .. math::
@@ -47,7 +50,15 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dplr.algorithms import objective_perturbation, sensitivity_method, standard_erm
+from dplr.algorithms import (
+    approximate_minima_perturbation,
+    gaussian_objective_perturbation,
+    gaussian_output_perturbation,
+    objective_perturbation,
+    sensitivity_method,
+    standard_erm,
+)
+from dplr.dpsgd import dp_sgd
 from dplr.losses import get_loss
 from dplr.validation import (
     check_positive_finite,
@@ -55,7 +66,15 @@ from dplr.validation import (
     encode_binary_labels,
 )
 
-__all__ = ["StandardLR", "SensitivityMethod", "ObjectivePerturbation"]
+__all__ = [
+    "StandardLR",
+    "SensitivityMethod",
+    "ObjectivePerturbation",
+    "GaussianOutputPerturbation",
+    "GaussianObjectivePerturbation",
+    "ApproximateMinimaPerturbation",
+    "DPSGD",
+]
 
 _INPUT_HINT = ("dplr estimators need a non-empty, dense, 2-D numeric X (n_samples, n_features) and one label per "
                "row of X.")
@@ -277,4 +296,167 @@ class ObjectivePerturbation(_LinearClassifierThroughOrigin):
         coef, self.calibration_ = objective_perturbation(
             X, y, self.epsilon, self.lam, loss, form=self.form, random_state=self.random_state, tol=self.tol,
             return_calibration=True, check_input=False)
+        return coef
+
+
+class GaussianOutputPerturbation(_LinearClassifierThroughOrigin):
+    r"""Output perturbation with analytic Gaussian noise, (ε, δ)-DP (:func:`dplr.algorithms.gaussian_output_perturbation`).
+
+    Releases :math:`w^* + N(0, \sigma^2 I)`, :math:`\sigma` the smallest for the sensitivity :math:`2L/(n\lambda)`
+    (Balle & Wang 2018, Theorem 8; :mod:`dplr.gaussian`).
+
+    Parameters
+    ----------
+    epsilon : float, default 1.0
+    delta : float, default 1e-5
+        :math:`0 < \delta < 1`; choose it far below :math:`1/n`.
+    lam, loss, huber_h, norm_bound, random_state, tol : as in :class:`SensitivityMethod`.
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_, n_features_in_ : as in :class:`StandardLR`.
+    calibration_ : dplr.gaussian.GaussianOutputPerturbationCalibration
+    """
+
+    def __init__(self, epsilon=1.0, delta=1e-5, lam=0.01, loss="logistic", huber_h=0.5, norm_bound=1.0,
+                 random_state=None, tol=1e-8):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.lam = lam
+        self.loss = loss
+        self.huber_h = huber_h
+        self.norm_bound = norm_bound
+        self.random_state = random_state
+        self.tol = tol
+
+    def _fit_coef(self, X, y, loss):
+        coef, self.calibration_ = gaussian_output_perturbation(
+            X, y, self.epsilon, self.delta, self.lam, loss, random_state=self.random_state, tol=self.tol,
+            return_calibration=True, check_input=False)
+        return coef
+
+
+class GaussianObjectivePerturbation(_LinearClassifierThroughOrigin):
+    r"""Objective perturbation with Gaussian noise (Kifer, Smith & Thakurta 2012), (ε, δ)-DP.
+
+    :func:`dplr.algorithms.gaussian_objective_perturbation`; the calibration and its conversion to replace-one
+    neighbours in :func:`dplr.gaussian.gaussian_objective_perturbation_calibration`.
+
+    Parameters
+    ----------
+    epsilon, delta, lam, loss, huber_h, norm_bound, random_state, tol : as in :class:`GaussianOutputPerturbation`.
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_, n_features_in_ : as in :class:`StandardLR`.
+    calibration_ : dplr.gaussian.GaussianObjectivePerturbationCalibration
+    """
+
+    def __init__(self, epsilon=1.0, delta=1e-5, lam=0.01, loss="logistic", huber_h=0.5, norm_bound=1.0,
+                 random_state=None, tol=1e-8):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.lam = lam
+        self.loss = loss
+        self.huber_h = huber_h
+        self.norm_bound = norm_bound
+        self.random_state = random_state
+        self.tol = tol
+
+    def _fit_coef(self, X, y, loss):
+        coef, self.calibration_ = gaussian_objective_perturbation(
+            X, y, self.epsilon, self.delta, self.lam, loss, random_state=self.random_state, tol=self.tol,
+            return_calibration=True, check_input=False)
+        return coef
+
+
+class ApproximateMinimaPerturbation(_LinearClassifierThroughOrigin):
+    r"""Approximate minima perturbation (Iyengar et al., IEEE S&P 2019), (ε, δ)-DP.
+
+    :func:`dplr.algorithms.approximate_minima_perturbation`.
+
+    Parameters
+    ----------
+    epsilon, delta, lam, loss, huber_h, norm_bound, random_state : as in :class:`GaussianOutputPerturbation`.
+    gamma : float or None, default None
+        The gradient-norm bound the solver must reach; ``None``: :math:`1/n^2`.
+    epsilon_split, delta_split : the split of ε into (objective noise, regulariser, output) and of δ into
+        (objective, output), as fractions (:func:`dplr.gaussian.approximate_minima_perturbation_calibration`).
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_, n_features_in_ : as in :class:`StandardLR`.
+    calibration_ : dplr.gaussian.ApproximateMinimaPerturbationCalibration
+    """
+
+    def __init__(self, epsilon=1.0, delta=1e-5, lam=0.01, gamma=None, loss="logistic", huber_h=0.5, norm_bound=1.0,
+                 random_state=None, epsilon_split=(0.891, 0.099, 0.01), delta_split=(0.99, 0.01)):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.lam = lam
+        self.gamma = gamma
+        self.loss = loss
+        self.huber_h = huber_h
+        self.norm_bound = norm_bound
+        self.random_state = random_state
+        self.epsilon_split = epsilon_split
+        self.delta_split = delta_split
+
+    def _fit_coef(self, X, y, loss):
+        coef, self.calibration_ = approximate_minima_perturbation(
+            X, y, self.epsilon, self.delta, self.lam, self.gamma, loss, random_state=self.random_state,
+            epsilon_split=self.epsilon_split, delta_split=self.delta_split, return_calibration=True,
+            check_input=False)
+        return coef
+
+
+class DPSGD(_LinearClassifierThroughOrigin):
+    r"""DP-SGD (Abadi et al., CCS 2016) on the package's losses, (ε, δ)-DP by Google's accountant (:func:`dplr.dpsgd.dp_sgd`).
+
+    Needs the optional extra ``dplr[accounting]`` (``dp-accounting``). Unlike the other estimators it has no
+    ``lam`` by default: the privacy of DP-SGD comes from clipping and noise, not from strong convexity.
+
+    Parameters
+    ----------
+    epsilon, delta : the privacy target; the noise multiplier is the smallest the accountant accepts
+        (:func:`dplr.dpsgd.dpsgd_noise_multiplier`).
+    sampling_rate : float, default 0.01
+        Poisson sampling probability :math:`q` of each record per step.
+    steps : int, default 1000
+    learning_rate : float, default 1.0
+    clip_norm : float, default 1.0
+        :math:`C`; the rows of the unit ball have gradients of norm at most 1, so :math:`C \ge 1` never clips them.
+    lam : float, default 0.0
+        Optional ridge term :math:`\frac\lambda2\lVert w\rVert^2` (no privacy cost).
+    neighbouring, accountant : as in :func:`dplr.dpsgd.dpsgd_epsilon`.
+    loss, huber_h, norm_bound, random_state : as in :class:`SensitivityMethod`.
+
+    Attributes
+    ----------
+    coef_, intercept_, classes_, n_features_in_ : as in :class:`StandardLR`.
+    calibration_ : dplr.dpsgd.DPSGDCalibration
+    """
+
+    def __init__(self, epsilon=1.0, delta=1e-5, sampling_rate=0.01, steps=1000, learning_rate=1.0, clip_norm=1.0,
+                 lam=0.0, loss="logistic", huber_h=0.5, norm_bound=1.0, random_state=None, neighbouring="replace",
+                 accountant="pld"):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.sampling_rate = sampling_rate
+        self.steps = steps
+        self.learning_rate = learning_rate
+        self.clip_norm = clip_norm
+        self.lam = lam
+        self.loss = loss
+        self.huber_h = huber_h
+        self.norm_bound = norm_bound
+        self.random_state = random_state
+        self.neighbouring = neighbouring
+        self.accountant = accountant
+
+    def _fit_coef(self, X, y, loss):
+        coef, self.calibration_ = dp_sgd(
+            X, y, self.epsilon, self.delta, self.sampling_rate, self.steps, self.learning_rate, self.clip_norm,
+            self.lam, loss, random_state=self.random_state, neighbouring=self.neighbouring,
+            accountant=self.accountant, return_calibration=True, check_input=False)
         return coef

@@ -22,10 +22,11 @@ densities at any output :math:`t` is :math:`\beta(\lVert t - c_2\rVert - \lVert 
 bounded by :math:`\beta \lVert c_1 - c_2\rVert \le \varepsilon` by the triangle inequality
 (:meth:`VectorLaplace.privacy_loss`, :meth:`VectorLaplace.max_privacy_loss`).
 
-**A second noise family** (e.g. Gaussian noise for (ε, δ)-DP) is a class with the methods of
-:class:`NoiseMechanism` -- ``sample``, ``log_density``, ``privacy_loss`` -- and a calibration in
-:mod:`dplr.calibration` that maps the privacy parameters to its scale; the algorithms then draw from
-it exactly as they draw from :class:`VectorLaplace`.
+**The second noise family**, :class:`IsotropicGaussian` (:math:`\eta \sim N(0, \sigma^2 I_d)`, for
+(ε, δ)-DP), has the same methods -- those of :class:`NoiseMechanism`: ``sample``, ``log_density``,
+``privacy_loss`` -- and its exact privacy map, the privacy profile :math:`\delta(\varepsilon)` of Balle & Wang
+(ICML 2018, Theorem 8) (:meth:`IsotropicGaussian.delta`). Its calibrations live in :mod:`dplr.gaussian`; the
+algorithms draw from it exactly as they draw from :class:`VectorLaplace`.
 
 The functions :func:`sample_vector_laplace`, :func:`vector_laplace_log_density`,
 :func:`vector_laplace_norm_distribution` and :func:`vector_laplace_privacy_loss` are the same
@@ -37,11 +38,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-from scipy import special, stats
+from scipy import optimize, special, stats
 
 from dplr.validation import check_positive_finite, check_positive_integer, check_random_state
 
 __all__ = [
+    "IsotropicGaussian",
     "NoiseMechanism",
     "PolarDraws",
     "VectorLaplace",
@@ -167,6 +169,97 @@ class VectorLaplace:
         r"""The privacy map: :math:`\sup_t |\log h(t - c_1)/h(t - c_2)| = \beta\lVert c_1 - c_2\rVert` for centres
         ``distance`` apart (triangle inequality; attained)."""
         return float(self.rate * distance)
+
+
+@dataclass(frozen=True)
+class IsotropicGaussian:
+    r"""The Gaussian noise :math:`\eta \sim N(0, \sigma^2 I_d)` on :math:`\mathbb{R}^d`, with its exact privacy map.
+
+    Build it with :meth:`from_sigma`. Adding it to a vector-valued function of L2 sensitivity :math:`\Delta`
+    is the Gaussian mechanism; its privacy loss at an output :math:`t` for centres :math:`c_1, c_2` is
+    :math:`(\lVert t - c_2\rVert^2 - \lVert t - c_1\rVert^2)/(2\sigma^2)`, unbounded in :math:`t`, so the
+    mechanism is (ε, δ)-DP, never ε-DP. Its exact δ for a given ε is :meth:`delta`.
+    """
+
+    dim: int
+    sigma: float
+
+    @classmethod
+    def from_sigma(cls, dim, sigma) -> "IsotropicGaussian":
+        return cls(check_positive_integer(dim, "dim"), check_positive_finite(sigma, "sigma"))
+
+    def sample(self, size=None, random_state=None) -> np.ndarray:
+        r"""Draw :math:`\eta \sim N(0, \sigma^2 I_d)`: ``size=None`` one vector ``(dim,)``, ``k`` draws ``(k, dim)``.
+
+        The stream is used once: ``k * dim`` standard normals (``Generator.standard_normal``), times :math:`\sigma`.
+        """
+        n_draws = 1 if size is None else int(size)
+        if n_draws < 0:
+            raise ValueError(f"size must be non-negative, got {size!r}.")
+        draws = check_random_state(random_state).standard_normal((n_draws, self.dim)) * self.sigma
+        return draws[0] if size is None else draws
+
+    def log_density(self, eta) -> np.ndarray:
+        r"""Log of :math:`(2\pi\sigma^2)^{-d/2} e^{-\lVert\eta\rVert^2/(2\sigma^2)}` at ``eta`` (shape ``(..., d)``)."""
+        eta = np.asarray(eta, dtype=float)
+        d = eta.shape[-1]
+        return -0.5 * d * np.log(2.0 * np.pi * self.sigma**2) - np.sum(eta**2, axis=-1) / (2.0 * self.sigma**2)
+
+    def privacy_loss(self, output, centre_1, centre_2) -> np.ndarray:
+        r"""Privacy loss :math:`\log p(t - c_1)/p(t - c_2) = (\lVert t-c_2\rVert^2 - \lVert t-c_1\rVert^2)/(2\sigma^2)`.
+
+        Under :math:`t \sim c_1 + \eta` it is :math:`N(\mu, 2\mu)` with :math:`\mu = \lVert c_1 - c_2\rVert^2/(2\sigma^2)`
+        (Balle & Wang 2018, Lemma 3).
+        """
+        output = np.asarray(output, dtype=float)
+        return (np.sum((output - centre_2) ** 2, axis=-1) - np.sum((output - centre_1) ** 2, axis=-1)) / (
+            2.0 * self.sigma**2)
+
+    def delta(self, distance, epsilon) -> float:
+        r"""The exact privacy profile: the smallest δ for which centres ``distance`` apart are (ε, δ)-indistinguishable.
+
+        .. math::
+
+            \delta(\varepsilon) = \Phi\Big(\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big)
+                - e^{\varepsilon}\,\Phi\Big(-\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big)
+
+        with :math:`\Delta` = ``distance`` (Balle & Wang, "Improving the Gaussian mechanism for differential
+        privacy", ICML 2018, Theorem 8: the Gaussian mechanism of L2 sensitivity :math:`\Delta` is (ε, δ)-DP
+        if and only if this is at most δ). ``epsilon >= 0``; the second term is computed as
+        :math:`\exp(\varepsilon + \log\Phi(\cdot))` so that it neither overflows nor underflows early.
+        ``distance = 0`` gives 0.
+        """
+        distance = float(distance)
+        epsilon = float(epsilon)
+        if not (np.isfinite(distance) and distance >= 0 and np.isfinite(epsilon) and epsilon >= 0):
+            raise ValueError(f"need a finite distance >= 0 and epsilon >= 0, got {distance!r} and {epsilon!r}.")
+        if distance == 0.0:
+            return 0.0
+        a = distance / (2.0 * self.sigma)
+        b = epsilon * self.sigma / distance
+        value = special.ndtr(a - b) - np.exp(epsilon + special.log_ndtr(-a - b))
+        return float(max(value, 0.0))
+
+    def epsilon(self, distance, delta) -> float:
+        r"""The inverse of :meth:`delta`: the smallest :math:`\varepsilon \ge 0` with :math:`\delta(\varepsilon) \le` ``delta``.
+
+        The exact ε at ``delta`` of two centres ``distance`` apart. :math:`\delta(\varepsilon)` decreases in ε;
+        the root is bracketed by doubling and found by Brent's method (relative tolerance 1e-12), then rounded up
+        until the condition holds as computed.
+        """
+        delta = float(delta)
+        if not 0.0 < delta < 1.0:
+            raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
+        if self.delta(distance, 0.0) <= delta:
+            return 0.0
+        high = 1.0
+        while self.delta(distance, high) > delta:
+            high *= 2.0
+        root = optimize.brentq(lambda e: self.delta(distance, e) - delta, 0.0, high, xtol=1e-300, rtol=1e-12)
+        while self.delta(distance, root) > delta:
+            root = np.nextafter(root, np.inf) if root > 0 else 1e-300
+            root *= 1.0 + 1e-12
+        return float(root)
 
 
 def laplace_mechanism(value, sensitivity, epsilon, random_state=None):

@@ -23,6 +23,7 @@ __all__ = [
     "check_positive_integer",
     "check_tolerance",
     "check_epsilon",
+    "check_delta",
     "check_lambda",
     "check_rows_in_ball",
     "project_onto_ball",
@@ -98,6 +99,23 @@ def check_epsilon(epsilon) -> float:
                 f"privacy; for a non-private model use dplr.StandardLR instead of an infinite epsilon."
             )
     return check_positive_finite(epsilon, "epsilon")
+
+
+def check_delta(delta) -> float:
+    """Privacy parameter δ of (ε, δ)-DP: a finite number with 0 < δ < 1.
+
+    δ bounds the probability of an unbounded privacy loss, so it must be far below 1/n (a mechanism that
+    releases one record at random is (0, 1/n)-DP); 1e-5 or 1/n² are usual. ``delta=0`` asks for pure ε-DP,
+    which no Gaussian mechanism gives.
+    """
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not np.isfinite(float(delta)) \
+            or not 0.0 < float(delta) < 1.0:
+        raise ValueError(
+            f"delta (the δ of (ε, δ)-differential privacy) must be a number with 0 < delta < 1, got {delta!r}. "
+            f"Gaussian noise cannot give delta = 0 (pure ε-DP: use dplr.sensitivity_method or "
+            f"dplr.objective_perturbation); choose delta far below 1/n, e.g. 1e-5 or 1/n**2."
+        )
+    return float(delta)
 
 
 def check_lambda(lam) -> float:

@@ -2,7 +2,11 @@ r"""The library's mechanisms as auditable callables, each with its exact privacy
 
 An auditable mechanism is a callable ``mechanism(data, random_state, size=None)`` -- one output, or
 ``size`` outputs -- with a method ``max_privacy_loss(pair)``, the supremum of its privacy loss on a
-neighbouring pair computed from its output density. :func:`dplr.analysis.audit.check_claim` runs both
+neighbouring pair computed from its output density. The privacy loss of Gaussian noise is unbounded, so for
+the (ε, δ) mechanisms ``max_privacy_loss(pair)`` is the exact ε at their δ on the pair (the smallest ε with
+:math:`\Pr[M(D) \in S] \le e^\varepsilon \Pr[M(D') \in S] + \delta` for every event :math:`S`,
+:meth:`dplr.mechanisms.IsotropicGaussian.epsilon`), where it is known in closed form; audit them with
+``audit(..., delta=mechanism.delta)``. :func:`dplr.analysis.audit.check_claim` runs both
 checks. Each mechanism here calls the library's own algorithm (:mod:`dplr.algorithms`,
 :mod:`dplr.mechanisms`), so what is audited is what users run; :mod:`dplr.analysis.broken` holds
 deliberately broken ones in the same form.
@@ -14,15 +18,33 @@ from typing import Any
 
 import numpy as np
 
-from dplr.algorithms import objective_perturbation, sensitivity_method
+from dplr.algorithms import (
+    approximate_minima_perturbation,
+    gaussian_objective_perturbation,
+    gaussian_output_perturbation,
+    objective_perturbation,
+    sensitivity_method,
+    standard_erm,
+)
 from dplr.analysis.audit import pair_data
 from dplr.analysis.neighbours import NeighbouringPair
 from dplr.analysis.privacy_loss import sensitivity_method_max_privacy_loss
 from dplr.analysis.privacy_loss_search import max_objective_perturbation_privacy_loss
+from dplr.dpsgd import dpsgd_epsilon, dpsgd_train
+from dplr.gaussian import analytic_gaussian_sigma, gaussian_output_perturbation_calibration
 from dplr.losses import get_loss
-from dplr.mechanisms import VectorLaplace
+from dplr.mechanisms import IsotropicGaussian, VectorLaplace
 
-__all__ = ["LaplaceMechanism", "SensitivityMethodMechanism", "ObjectivePerturbationMechanism"]
+__all__ = [
+    "LaplaceMechanism",
+    "SensitivityMethodMechanism",
+    "ObjectivePerturbationMechanism",
+    "GaussianMechanism",
+    "GaussianOutputPerturbationMechanism",
+    "GaussianObjectivePerturbationMechanism",
+    "ApproximateMinimaPerturbationMechanism",
+    "DPSGDMechanism",
+]
 
 
 @dataclass(frozen=True)
@@ -96,3 +118,119 @@ class ObjectivePerturbationMechanism:
         """
         return max_objective_perturbation_privacy_loss(pair, self.epsilon, self.lam, get_loss(self.loss),
                                                        self.form, **search).value
+
+
+@dataclass(frozen=True)
+class GaussianMechanism:
+    r"""The analytic Gaussian mechanism :math:`t = v + N(0, \sigma^2 I)`, :math:`\sigma` = :func:`dplr.gaussian.analytic_gaussian_sigma`.
+
+    The data are the query values :math:`v`; ``sensitivity`` is the claimed bound on :math:`\lVert v - v'\rVert`.
+    """
+
+    sensitivity: float
+    epsilon: float
+    delta: float
+
+    @property
+    def sigma(self) -> float:
+        return analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
+
+    def __call__(self, value, random_state=None, size=None):
+        value = np.atleast_1d(np.asarray(value, dtype=float))
+        return value + IsotropicGaussian.from_sigma(value.shape[0], self.sigma).sample(size, random_state)
+
+    def max_privacy_loss(self, pair) -> float:
+        """The exact ε at ``delta`` of the two values (:meth:`dplr.mechanisms.IsotropicGaussian.epsilon`)."""
+        v, v_prime = (np.atleast_1d(np.asarray(a, dtype=float)) for a in pair_data(pair))
+        return IsotropicGaussian(v.shape[0], self.sigma).epsilon(np.linalg.norm(v - v_prime), self.delta)
+
+
+@dataclass(frozen=True)
+class GaussianOutputPerturbationMechanism:
+    r"""Gaussian output perturbation (:func:`dplr.algorithms.gaussian_output_perturbation`), auditable."""
+
+    epsilon: float
+    delta: float
+    lam: float
+    loss: Any = "logistic"
+
+    def __call__(self, data, random_state=None, size=None):
+        X, y = data
+        return gaussian_output_perturbation(X, y, self.epsilon, self.delta, self.lam, self.loss, n_draws=size,
+                                            random_state=random_state)
+
+    def max_privacy_loss(self, pair: NeighbouringPair) -> float:
+        r"""The exact ε at ``delta`` on the pair: Gaussian noise around :math:`w^*(D)` and :math:`w^*(D')` (closed form)."""
+        loss = get_loss(self.loss)
+        sigma = gaussian_output_perturbation_calibration(pair.n, self.lam, self.epsilon, self.delta, loss.lipschitz).sigma
+        distance = np.linalg.norm(standard_erm(pair.X, pair.y, self.lam, loss, tol=1e-12)
+                                  - standard_erm(pair.X_prime, pair.y_prime, self.lam, loss, tol=1e-12))
+        return IsotropicGaussian(pair.d, sigma).epsilon(distance, self.delta)
+
+
+@dataclass(frozen=True)
+class GaussianObjectivePerturbationMechanism:
+    r"""Gaussian objective perturbation (:func:`dplr.algorithms.gaussian_objective_perturbation`), auditable.
+
+    No closed form of its output density's ε is implemented: audit it with ``check_claim(..., exact=False)``.
+    ``chunk_size`` as in :class:`ObjectivePerturbationMechanism`.
+    """
+
+    epsilon: float
+    delta: float
+    lam: float
+    loss: Any = "logistic"
+    chunk_size: int = 4096
+
+    def __call__(self, data, random_state=None, size=None):
+        X, y = data
+        return gaussian_objective_perturbation(X, y, self.epsilon, self.delta, self.lam, self.loss, n_draws=size,
+                                               random_state=random_state,
+                                               solver_options={"chunk_size": self.chunk_size})
+
+
+@dataclass(frozen=True)
+class ApproximateMinimaPerturbationMechanism:
+    r"""Approximate minima perturbation (:func:`dplr.algorithms.approximate_minima_perturbation`), auditable.
+
+    ``gamma=None``: the algorithm's default :math:`1/n^2`. No closed form of the output density's ε: audit with
+    ``check_claim(..., exact=False)``.
+    """
+
+    epsilon: float
+    delta: float
+    lam: float
+    gamma: float | None = None
+    loss: Any = "logistic"
+    chunk_size: int = 4096
+
+    def __call__(self, data, random_state=None, size=None):
+        X, y = data
+        return approximate_minima_perturbation(X, y, self.epsilon, self.delta, self.lam, self.gamma, self.loss,
+                                               n_draws=size, random_state=random_state,
+                                               solver_options={"chunk_size": self.chunk_size})
+
+
+@dataclass(frozen=True)
+class DPSGDMechanism:
+    r"""DP-SGD (:func:`dplr.dpsgd.dpsgd_train`) at a noise multiplier, auditable; its ε from :meth:`epsilon`.
+
+    No closed form of the output density: audit with ``check_claim(..., exact=False)``.
+    """
+
+    noise_multiplier: float
+    clip_norm: float
+    sampling_rate: float
+    steps: int
+    learning_rate: float
+    lam: float = 0.0
+    loss: Any = "logistic"
+
+    def __call__(self, data, random_state=None, size=None):
+        X, y = data
+        return dpsgd_train(X, y, self.noise_multiplier, self.clip_norm, self.sampling_rate, self.steps,
+                           self.learning_rate, self.lam, self.loss, n_draws=size, random_state=random_state)
+
+    def epsilon(self, delta, neighbouring="replace", accountant="pld") -> float:
+        """What the accountant claims (:func:`dplr.dpsgd.dpsgd_epsilon`; needs the extra ``dplr[accounting]``)."""
+        return dpsgd_epsilon(self.noise_multiplier, self.sampling_rate, self.steps, delta, neighbouring, accountant)

@@ -18,6 +18,15 @@ them as ``from dplr.analysis import broken``. Each is built from the library's o
   and up to :math:`\varepsilon + \log(1 + c/(n\lambda))` with the Huber loss.
 * :class:`L1SensitivityMethod` -- Algorithm 1 on L1-regularised ERM with the L2 sensitivity bound
   :math:`2/(n\lambda)`; the actual loss does not shrink with :math:`n`.
+* :class:`HalfSigmaGaussianOutputPerturbation` -- Gaussian output perturbation with half the calibrated
+  :math:`\sigma` (e.g. the sensitivity taken as :math:`1/(n\lambda)`); claims (ε, δ), delivers a larger ε at δ.
+* :class:`NoRidgeGaussianObjectivePerturbation` -- Gaussian objective perturbation (Kifer, Smith & Thakurta
+  2012) without the extra ridge :math:`\Delta` its theorem needs at small :math:`n\lambda`: the Jacobian of the
+  map from the noise to the output is then unbounded in :math:`1/(n\lambda)`, the slip of NIPS 2008's proof.
+* :func:`no_ridge_approximate_minima_perturbation` -- the same slip in approximate minima perturbation.
+* :class:`UnclippedDPSGD` -- DP-SGD whose per-example gradients are not clipped, with the accountant's ε for
+  clipping norm :math:`C`; a record whose gradient exceeds :math:`C` moves the output by more than the noise
+  was calibrated for.
 """
 from __future__ import annotations
 
@@ -25,20 +34,32 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dplr.algorithms import sensitivity_method, sensitivity_method_noise
-from dplr.analysis.auditable import ObjectivePerturbationMechanism
+from dplr.algorithms import sensitivity_method, sensitivity_method_noise, standard_erm
+from dplr.analysis.auditable import DPSGDMechanism, ObjectivePerturbationMechanism
 from dplr.analysis.lasso import l1_logistic_regression
 from dplr.analysis.neighbours import NeighbouringPair
 from dplr.analysis.privacy_loss import sensitivity_method_max_privacy_loss
 from dplr.calibration import sensitivity_method_noise_rate
+from dplr.dpsgd import dpsgd_train
+from dplr.gaussian import (
+    approximate_minima_perturbation_calibration,
+    gaussian_objective_perturbation_calibration,
+    gaussian_output_perturbation_calibration,
+)
 from dplr.losses import get_loss
-from dplr.mechanisms import VectorLaplace
+from dplr.mechanisms import IsotropicGaussian, VectorLaplace
+from dplr.solver import solve_regularized_erm
+from dplr.validation import check_random_state
 
 __all__ = [
     "HalfScaleSensitivityMethod",
     "StandardDeviationLaplace",
     "nips2008_objective_perturbation",
     "L1SensitivityMethod",
+    "HalfSigmaGaussianOutputPerturbation",
+    "NoRidgeGaussianObjectivePerturbation",
+    "no_ridge_approximate_minima_perturbation",
+    "UnclippedDPSGD",
 ]
 
 
@@ -148,3 +169,102 @@ class L1SensitivityMethod:
         r"""Exact: :math:`\beta\lVert w_1(D) - w_1(D')\rVert` (the closed form of Algorithm 1 with the L1 minimisers)."""
         w, w_prime = self.fit(pair.X, pair.y), self.fit(pair.X_prime, pair.y_prime)
         return float(self.noise_rate(pair.n) * np.linalg.norm(w - w_prime))
+
+
+@dataclass(frozen=True)
+class HalfSigmaGaussianOutputPerturbation:
+    r"""BROKEN. Gaussian output perturbation with noise :math:`N(0, (\sigma/2)^2 I)`, :math:`\sigma` the analytic calibration.
+
+    The slip: the sensitivity taken as :math:`1/(n\lambda)` instead of :math:`2/(n\lambda)`, which halves
+    :math:`\sigma` (it is proportional to the sensitivity). Claims (ε, δ)-DP; on a pair whose minimisers are
+    :math:`D` apart it delivers the ε of Gaussian noise :math:`\sigma/2` at distance :math:`D`
+    (:meth:`max_privacy_loss`, exact).
+    """
+
+    epsilon: float
+    delta: float
+    lam: float
+
+    def sigma(self, n) -> float:
+        return gaussian_output_perturbation_calibration(n, self.lam, self.epsilon, self.delta).sigma / 2.0
+
+    def __call__(self, data, random_state=None, size=None):
+        X, y = data
+        w = standard_erm(X, y, self.lam)
+        return w + IsotropicGaussian.from_sigma(w.shape[0], self.sigma(len(y))).sample(size, random_state)
+
+    def max_privacy_loss(self, pair: NeighbouringPair) -> float:
+        r"""Exact ε at ``delta`` on the pair with the halved :math:`\sigma`."""
+        distance = np.linalg.norm(standard_erm(pair.X, pair.y, self.lam, tol=1e-12)
+                                  - standard_erm(pair.X_prime, pair.y_prime, self.lam, tol=1e-12))
+        return IsotropicGaussian(pair.d, self.sigma(pair.n)).epsilon(distance, self.delta)
+
+
+@dataclass(frozen=True)
+class UnclippedDPSGD(DPSGDMechanism):
+    r"""BROKEN. DP-SGD without per-example clipping: :meth:`~dplr.analysis.auditable.DPSGDMechanism.epsilon` still reports the accountant's ε for :math:`C`.
+
+    The accountant's ε assumes every record moves a lot's gradient sum by at most :math:`C` (:math:`2C` when
+    replaced); unclipped, a record with :math:`\lVert\ell'\,x\rVert = G > C` moves it by :math:`G`, so the noise
+    :math:`\sigma C` is :math:`G/C` times too small for it.
+    """
+
+    def __call__(self, data, random_state=None, size=None):
+        X, y = data
+        return dpsgd_train(X, y, self.noise_multiplier, self.clip_norm, self.sampling_rate, self.steps,
+                           self.learning_rate, self.lam, self.loss, n_draws=size, random_state=random_state,
+                           clip=False)
+
+
+@dataclass(frozen=True)
+class NoRidgeGaussianObjectivePerturbation:
+    r"""BROKEN at small :math:`n\lambda`. Gaussian objective perturbation with its noise but without its ridge :math:`\Delta`.
+
+    Kifer, Smith & Thakurta's theorem needs :math:`n(\lambda + \Delta) \ge 2c/\varepsilon`
+    (:func:`dplr.gaussian.gaussian_objective_perturbation_calibration`); this solves with :math:`\Delta = 0`, so the
+    Jacobian ratio can reach :math:`1 + c/(n\lambda)`, as in the NIPS 2008 proof's omission. Built from the
+    calibration (for its noise), its mechanism and the solver. ``chunk_size`` as in
+    :class:`~dplr.analysis.auditable.ObjectivePerturbationMechanism`.
+    """
+
+    epsilon: float
+    delta: float
+    lam: float
+    chunk_size: int = 4096
+
+    def __call__(self, data, random_state=None, size=None):
+        X, y = data
+        noise = gaussian_objective_perturbation_calibration(self.epsilon, self.delta, len(y), self.lam).mechanism(
+            X.shape[1])
+        b = noise.sample(size, check_random_state(random_state))
+        return solve_regularized_erm(X, y, self.lam, b=b, delta=0.0, chunk_size=self.chunk_size).coef
+
+
+@dataclass(frozen=True)
+class _NoRidgeApproximateMinimaPerturbation:
+    epsilon: float
+    delta: float
+    lam: float
+    gamma: float | None = None
+    chunk_size: int = 4096
+
+    def __call__(self, data, random_state=None, size=None):
+        X, y = data
+        n, d = X.shape
+        gamma = 1.0 / n**2 if self.gamma is None else self.gamma
+        cal = approximate_minima_perturbation_calibration(self.epsilon, self.delta, n, self.lam, gamma)
+        rng = check_random_state(random_state)
+        b = cal.mechanism(d).sample(size, rng)
+        w = solve_regularized_erm(X, y, self.lam, b=b, delta=0.0, tol=gamma, chunk_size=self.chunk_size).coef
+        # the output noise of the calibrated ridge's lambda + Delta, unchanged: only the ridge is dropped
+        return w + cal.output_mechanism(d).sample(size, rng)
+
+
+def no_ridge_approximate_minima_perturbation(epsilon, delta, lam, gamma=None):
+    r"""BROKEN at small :math:`n\lambda`. Approximate minima perturbation without its ridge :math:`\Lambda \ge r\beta/(\varepsilon_1 - \varepsilon_3)`.
+
+    Its noises are the calibrated ones (:func:`dplr.gaussian.approximate_minima_perturbation_calibration`); the
+    objective is solved with :math:`\lambda` alone, so the Jacobian term its :math:`\varepsilon_1 - \varepsilon_3` pays for is
+    unbounded in :math:`1/(n\lambda)`. Returns an auditable callable.
+    """
+    return _NoRidgeApproximateMinimaPerturbation(epsilon, delta, lam, gamma)
