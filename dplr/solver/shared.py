@@ -50,7 +50,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from dplr.solver.batched import SINGLE_PRECISION_REG
 
-__all__ = ["PartSolution", "solve_on_part", "REFRESH_RATIO"]
+__all__ = ["PartSolution", "solve_on_part", "REFRESH_RATIO", "MEMORY", "NEGLIGIBLE"]
 
 #: A step that shrinks the gradient norm by less than this factor earns the problem its own exact Hessian.
 REFRESH_RATIO = 0.5
