@@ -59,6 +59,7 @@ __all__ = [
     "private_lambda_selection",
     "nonprivate_lambda_selection",
     "private_tuning_experiment",
+    "private_tuning_with",
     "test_error",
 ]
 
@@ -359,4 +360,61 @@ def private_tuning_experiment(X, y, X_test, y_test, lambdas, epsilons, n_repeats
                 "lam_nonprivate": float(lambdas[best_val]), "error_nonprivate": float(errors[best_val]),
                 "error_best": float(errors.min()), "p_chosen_best": float(probabilities[best_val]),
             })
+    return pd.DataFrame(rows)
+
+
+def private_tuning_with(fit, X, y, X_test, y_test, candidates, epsilons, n_repeats, name="custom", random_state=None,
+                        n_jobs=None):
+    r"""Algorithm 3 for any private learner: ``fit`` trains each part's candidate, the exponential mechanism selects.
+
+    ``fit(X_part, y_part, candidate, epsilon, random_state)`` returns a coefficient vector (d,) and must be
+    (ε, δ)-differentially private in the records of ``(X_part, y_part)`` for the ``epsilon`` it is given (δ = 0 for
+    pure ε-DP); ``candidates`` are its hyperparameter settings (λ values, or whole configurations such as DP-SGD's
+    clipping norm, steps and learning rate), candidate ``i`` trained on part ``i``. The privacy argument of the module
+    docstring carries over unchanged: the parts are disjoint, each record is used once, by ``fit`` at (ε, δ) or by
+    the ε-DP selection, so the released classifier is (ε, δ)-DP (parallel composition). It is not private if
+    ``fit`` tunes anything on its part beyond what its own guarantee covers.
+
+    The same repeat structure as :func:`private_tuning_experiment`: each repeat's split comes from its stream in the
+    same way, so with the same ``random_state`` and as many candidates the parts are identical to the ones Algorithms
+    1 and 2 get there (their comparisons are paired); the noise and the selection draw from this method's own
+    streams. Returns one row per (repeat, ε): ``method`` (= ``name``), ``epsilon``, ``candidate`` (its index),
+    ``error_private``, ``error_nonprivate`` (the fewest-validation-errors candidate, not private), ``error_best``
+    (an oracle) and ``p_chosen_best``. Results do not depend on ``n_jobs`` (threads).
+    """
+    X, y = check_signed_data(X, y)
+    X = check_rows_in_ball(X)
+    X_test, y_test = np.asarray(X_test, dtype=float), np.asarray(y_test, dtype=float)
+    candidates = list(candidates)
+    if not candidates:
+        raise ValueError("candidates must hold at least one setting.")
+    if not callable(fit):
+        raise ValueError(f"fit must be a function fit(X, y, candidate, epsilon, random_state), got {fit!r}.")
+    epsilons = [check_epsilon(e) for e in np.atleast_1d(epsilons)]
+    n_repeats = check_positive_integer(n_repeats, "n_repeats")
+    n_jobs = default_threads() if n_jobs is None else n_jobs
+    m = len(candidates)
+    runs = [_Run.plan(len(y), m, epsilons, [name], stream)
+            for stream in check_random_state(random_state).spawn(n_repeats)]
+
+    def part_task(key):
+        r, eps, i = key
+        part = runs[r].parts[i]
+        return np.asarray(fit(X[part], y[part], candidates[i], eps, runs[r].streams[name][eps][i]), dtype=float)
+
+    keys = [(r, eps, i) for r in range(n_repeats) for eps in epsilons for i in range(m)]
+    with one_blas_thread():
+        trained = dict(zip(keys, thread_map(part_task, keys, int(n_jobs))))
+    rows = []
+    for r, run in enumerate(runs):
+        X_val, y_val = X[run.parts[-1]], y[run.parts[-1]]
+        everyone = np.vstack([trained[r, eps, i] for eps in epsilons for i in range(m)])
+        errors = test_error(everyone, X_test, y_test).reshape(len(epsilons), m)
+        counts = _error_counts(everyone, X_val, y_val).reshape(len(epsilons), m)
+        for e, eps in enumerate(epsilons):
+            index, probabilities = _select(counts[e], eps, run.streams[name][eps][-1])
+            best_val = int(np.argmin(counts[e]))
+            rows.append({"repeat": r, "method": name, "epsilon": eps, "candidate": index,
+                         "error_private": float(errors[e, index]), "error_nonprivate": float(errors[e, best_val]),
+                         "error_best": float(errors[e].min()), "p_chosen_best": float(probabilities[best_val])})
     return pd.DataFrame(rows)

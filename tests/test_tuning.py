@@ -1,5 +1,6 @@
 """dplr.tuning: the exponential mechanism, Algorithm 3 of JMLR 2011, and the batched experiment runner."""
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -212,3 +213,33 @@ def test_experiment_rejects_bad_arguments():
         private_tuning_experiment(X, y, X, y, LAMBDAS, [1.0], 1, methods=("output",))
     with pytest.raises(ValueError, match="n_jobs"):
         private_tuning_experiment(X, y, X, y, LAMBDAS, [1.0], 1, n_jobs=0)
+
+
+def test_private_tuning_with_any_learner_splits_like_algorithm_3_and_selects_privately():
+    # A learner that records what it was given: the parts are Algorithm 3's (the same split as
+    # private_tuning_experiment's for the same stream), disjoint, one per candidate, and the released candidate's
+    # errors are the rows' private errors.
+    from dplr.tuning import private_tuning_with
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((300, 3))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    y = np.where(X[:, 0] + 0.2 * rng.standard_normal(300) > 0, 1.0, -1.0)
+    seen = []
+
+    def fit(X_part, y_part, candidate, epsilon, random_state):
+        seen.append((len(y_part), candidate, epsilon))
+        return candidate * np.array([1.0, 0.0, 0.0]) + random_state.normal(0, 0.01, 3)
+
+    table = private_tuning_with(fit, X, y, X, y, [1.0, -1.0, 0.5], [0.5, 5.0], 4, name="toy", random_state=11,
+                                n_jobs=2)
+    assert len(table) == 8 and set(table.method) == {"toy"} and len(seen) == 24
+    assert sorted({s[0] for s in seen}) == [75]  # 300 records in 4 parts: 3 candidates and the validation part
+    # candidate 1 (w = -e1) errs on most records: at epsilon = 5 it is (almost) never released
+    assert (table[table.epsilon == 5.0].candidate != 1).all()
+    assert (table.error_best <= table.error_private).all() and (table.error_best <= table.error_nonprivate).all()
+    again = private_tuning_with(fit, X, y, X, y, [1.0, -1.0, 0.5], [0.5, 5.0], 4, name="toy", random_state=11,
+                                n_jobs=1)
+    pd.testing.assert_frame_equal(table, again)
+    with pytest.raises(ValueError, match="fit must be a function"):
+        private_tuning_with(None, X, y, X, y, [1.0], [1.0], 1)
