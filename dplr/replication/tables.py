@@ -18,7 +18,7 @@ import numbers
 import textwrap
 
 __all__ = ["format_table", "result_table", "ResultTable", "FAILED_VERDICTS", "verdict", "figure1_tables",
-           "thesis_verdict_table", "thesis_ranking_table", "WIDTH", "wrap"]
+           "thesis_verdict_table", "thesis_ranking_table", "THESIS_SWITCHES", "WIDTH", "wrap"]
 
 #: The widest printed line (characters) that fits the site's content column at 1280 px (about 85 fit).
 WIDTH = 80
