@@ -113,9 +113,10 @@ class ResultTable:
                   {"selector": "th, td", "props": "padding: 0.15em 0.6em; vertical-align: top;"},
                   {"selector": "th", "props": "text-align: left;"},
                   {"selector": ".dplr-failed", "props": "font-weight: bold; color: var(--pst-color-danger, #c62828);"}]
-        if self.compact:
+        if self.compact:  # smaller, and headers wrap (th.col_heading outranks the numeric columns' .colN)
+            styles[0] = {"selector": "", "props": "font-size: 0.8em; border-collapse: collapse; margin-bottom: 1em;"}
             styles[1] = {"selector": "th, td", "props": "padding: 0.15em 0.35em; vertical-align: top;"}
-            styles.append({"selector": "th", "props": "white-space: normal; vertical-align: bottom;"})
+            styles.append({"selector": "th.col_heading", "props": "white-space: normal; vertical-align: bottom;"})
         for i, column in enumerate(self.columns):
             if column in self.numeric:
                 styles.append({"selector": f".col{i}", "props": "text-align: right; white-space: nowrap;"})
@@ -168,6 +169,8 @@ def verdict(reproduced) -> str:
 #: The methods as the paper's Figure 1 names them, and as the thesis does.
 PAPER_METHOD_NAMES = {"standard": "Standard LR", "sensitivity": "Sensitivity method", "objective": "New method"}
 THESIS_METHOD_NAMES = {"standard": "standard LR", "sensitivity": "Algorithm 1", "objective": "Algorithm 2"}
+#: The same, short, for the headers of wide tables.
+THESIS_SHORT_NAMES = {"standard": "LR", "sensitivity": "Alg. 1", "objective": "Alg. 2"}
 
 
 def _interval(low, high, decimals, clip=False):
@@ -216,11 +219,12 @@ def thesis_ranking_table(table, k, *, name, caption, published, switches=THESIS_
 
     ``table`` is a ranking of :attr:`dplr.replication.thesis.study.ThesisStudy.rankings` (best first; one column per
     switch, the errors, ``max_deviation`` and ``reproduced``); ``published`` maps error columns to the thesis' numbers
-    (its keys, in order, are the error columns unless ``errors`` names them); ``headers`` renames error columns.
-    Errors are printed to three decimals as the thesis prints them; the table is :class:`ResultTable` ``compact``.
+    (its keys, in order, are the error columns unless ``errors`` names them); ``headers`` renames error columns
+    (methods are headed by their short names, :data:`THESIS_SHORT_NAMES`). Errors are printed to three decimals as
+    the thesis prints them; the table is :class:`ResultTable` ``compact``.
     """
     errors = list(errors or published)
-    rename = {"noise_n": "N", "max_deviation": "max dev", "reproduced": "repr.", **THESIS_METHOD_NAMES,
+    rename = {"noise_n": "N", "max_deviation": "max dev", "reproduced": "repr.", **THESIS_SHORT_NAMES,
               **(headers or {})}
     footer = {switches[0]: "thesis", **{c: f"{v:.3f}" for c, v in published.items()}}
     return result_table(table.head(k), [*switches, *errors, "max_deviation", "reproduced"],
