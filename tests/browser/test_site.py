@@ -18,7 +18,8 @@ then check, for every page:
 - each notebook chapter offers its .ipynb for download, and the download is the notebook;
 - the landing page links the book's PDF (`make pdf` puts it in the site), and the link serves that PDF;
 - dark mode (pydata-sphinx-theme's `data-theme="dark"`, as a reader whose system prefers dark gets it) renders:
-  body text, headings and the notebook-download box keep a readable contrast against their background; every
+  body text, headings, the notebook-download box and the results tables (cells, captions, failed verdicts) keep a
+  readable contrast against their background; every
   figure sits on a light card (the background behind each image, its own or an ancestor's, is light: the figures
   are drawn on white); on a page with results tables, a failed verdict keeps its contrast against the table's card;
 - the site's own search (offline, Sphinx's search index) finds a theorem of the theory chapters by its title;
@@ -131,7 +132,8 @@ DARK_JS = r"""
   const out = {theme: document.documentElement.dataset.theme || null,
                mode: document.documentElement.dataset.mode || null, samples: []};
   const selectors = ['article p', 'article h1', 'article li', '.dplr-notebook-download p', 'nav.bd-docs-nav a',
-                     'div.cell_output pre', 'div.cell_input pre', 'table.dplr-table td.dplr-failed'];
+                     'div.cell_output pre', 'div.cell_input pre', 'table.dplr-table td.dplr-failed',
+                     'table.dplr-table caption', 'table.dplr-table td'];
   for (const sel of selectors) {
     const el = document.querySelector(sel);
     if (!el) continue;
