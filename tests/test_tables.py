@@ -32,6 +32,40 @@ def test_result_table_html_is_deterministic_and_marks_failed_verdicts():
                                         "a<b    0.123  NOT reproduced", "c      1.000  reproduced", "paper"]
 
 
+def test_compact_table_lets_text_cells_and_headers_break():
+    pytest.importorskip("jinja2")
+    from dplr.replication.tables import result_table
+
+    rows = [{"rule": "sign/mis_x<", "error": 0.5}]
+    html = result_table(rows, formats={"error": ".3f"}, name="t2", compact=True)._repr_html_()
+    assert ">sign/<wbr>mis_<wbr>x&lt;</td>" in html  # escaped first, then the break opportunities
+    assert "#T_t2 th.col_heading {\n  white-space: normal;" in html and ">0.500</td>" in html
+    assert "<wbr>" not in result_table(rows, name="t3")._repr_html_()  # the default form is unchanged
+
+
+def test_wrap_keeps_lines_within_the_width_and_indents_continuations():
+    from dplr.replication.tables import WIDTH, wrap
+
+    text = wrap("word " * 40 + "\n  " + "x " * 60)
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= WIDTH and len(lines) == 5
+    assert lines[1].startswith("  word") and lines[3].startswith("  x") and lines[4].startswith("    x")
+    assert wrap("short\nlines") == "short\nlines"
+
+
+def test_thesis_ranking_table_puts_the_thesis_numbers_under_the_ranking():
+    pd = pytest.importorskip("pandas")
+    from dplr.replication.tables import thesis_ranking_table
+
+    ranking = pd.DataFrame([{"normalisation": "row", "labels": "pm1", "penalty": "l1_mean", "noise": "gamma_scale",
+                             "noise_n": "train", "rule": "sign/correct", "standard": 0.1234, "max_deviation": 0.02,
+                             "reproduced": 1}] * 3)
+    table = thesis_ranking_table(ranking, 2, name="r", caption="c", published={"standard": 0.391})
+    assert table.columns[-3:] == ["LR", "max dev", "repr."] and table.compact
+    assert table.cells[-1][0] == "thesis" and table.cells[-1][6] == "0.391" and len(table.cells) == 3
+    assert table.cells[0][6] == "0.123" and table.cells[0][-1] == "1"
+
+
 def test_real_comparison_table_orders_rows_and_prints_interval_p_and_verdict():
     import pandas as pd
 

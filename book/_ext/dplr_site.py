@@ -20,6 +20,10 @@ It does three things for the reader's site:
    those of that commit), with its date; the span of times the chapters were executed and the commit
    ``make notebooks`` ran on (from the notebooks' metadata); and any chapter changed since its last commit.
 5. **The PDF.** Figures pasted with ``{glue}`` point at the LaTeX build's copy of the image.
+6. **A figure glued from another chapter, with alt text.** ``{dplr-glue-figure} key`` (options ``:doc:``, the
+   notebook, ``:alt:``, required, and ``:name:``; the content is the caption) pastes a figure another notebook glued,
+   as a figure with a caption and alt text: myst-nb's ``{glue:figure}`` reads only its own page's glue, and its
+   ``{glue}`` with ``:doc:`` pastes a bare image whose alt text is its file name.
 """
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ from html import escape
 from pathlib import Path
 
 from docutils import nodes
+from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
@@ -375,6 +380,53 @@ def fix_glued_image_paths(app: Sphinx, doctree, docname: str) -> None:
             image["candidates"] = {"*": target}
 
 
+# --------------------------------------------------------------------------------------------------
+# 6. A figure glued from another notebook, with alt text and a caption
+# --------------------------------------------------------------------------------------------------
+class GlueFigureDirective(SphinxDirective):
+    """``{dplr-glue-figure} key`` with ``:doc:`` (the notebook that glued it), ``:alt:`` and ``:name:``; the
+    content, one paragraph, is the caption."""
+
+    required_arguments = 1
+    has_content = True
+    option_spec = {"doc": directives.unchanged_required, "alt": directives.unchanged_required,
+                   "name": directives.unchanged}
+
+    def run(self):
+        from myst_nb.ext.glue.utils import create_pending_glue_ref  # imported here: myst-nb's internals, Sphinx only
+
+        for option in ("doc", "alt"):
+            if not self.options.get(option):
+                raise self.error(f"dplr-glue-figure needs :{option}:")
+        ref = create_pending_glue_ref(self.state.document, self.get_source_info()[0], self.lineno,
+                                      self.options["doc"], self.arguments[0])
+        figure = nodes.figure("", ref, classes=["dplr-glue-figure"])
+        figure["dplr_alt"] = self.options["alt"]
+        self.set_source_info(figure)
+        self.add_name(figure)
+        if self.content:
+            parsed = nodes.Element()
+            self.state.nested_parse(self.content, self.content_offset, parsed)
+            first = parsed[0]
+            if not isinstance(first, nodes.paragraph):
+                raise self.error("the caption of dplr-glue-figure must be one paragraph")
+            caption = nodes.caption(first.rawsource, "", *first.children)
+            caption.source, caption.line = first.source, first.line
+            figure += caption
+        return [figure]
+
+
+def set_glued_figure_alt(app: Sphinx, doctree, docname: str) -> None:
+    """The alt text of a ``{dplr-glue-figure}`` on its image (myst-nb pastes the image when the doctree is resolved)."""
+    for figure in doctree.findall(nodes.figure):
+        if figure.get("dplr_alt"):
+            images = list(figure.findall(nodes.image))
+            if not images:
+                logger.warning(f"dplr-glue-figure: no image was pasted into the figure on {docname}", location=figure)
+            for image in images:
+                image["alt"] = figure["dplr_alt"]
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("build-finished", copy_mathjax)
     app.connect("html-page-context", add_download_box)
@@ -386,4 +438,6 @@ def setup(app: Sphinx) -> dict:
     app.add_node(provenance_placeholder)
     app.add_directive("dplr-outputs-provenance", ProvenanceDirective)
     app.connect("doctree-resolved", render_provenance)
+    app.add_directive("dplr-glue-figure", GlueFigureDirective)
+    app.connect("doctree-resolved", set_glued_figure_alt)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

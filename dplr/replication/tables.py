@@ -6,14 +6,34 @@ deterministic function of the rounded values, and nbval can compare it exactly),
 table as fixed-width text (:func:`format_table`), which nbval compares as well and the PDF prints. Numbers are
 right-aligned; a verdict that fails ("NOT reproduced", "FAILS", "[¬Re]") is set in bold in the theme's danger
 colour, which pydata-sphinx-theme defines for its light and its dark mode.
+
+The site's content column is about 750 px wide at 1280 px. A table with many columns is built ``compact``: its
+headers wrap, its text cells may break after ``/`` and ``_`` (``<wbr>`` in the HTML only) and its padding is
+smaller, so it fits. Printed lines are kept to :data:`WIDTH` characters (:func:`wrap`), which fit the column.
 """
 from __future__ import annotations
 
 import html as _html
 import numbers
+import textwrap
 
 __all__ = ["format_table", "result_table", "ResultTable", "FAILED_VERDICTS", "verdict", "figure1_tables",
-           "thesis_verdict_table", "real_comparison_table"]
+           "thesis_verdict_table", "thesis_ranking_table", "THESIS_SWITCHES", "WIDTH", "wrap",
+           "real_comparison_table"]
+
+#: The widest printed line (characters) that fits the site's content column at 1280 px (about 85 fit).
+WIDTH = 80
+
+
+def wrap(text, width=WIDTH) -> str:
+    """``text`` with every line longer than ``width`` wrapped, continuation lines indented by two more spaces
+    than the line's own indentation (so a printed result fits the content column)."""
+    out = []
+    for line in str(text).split("\n"):
+        indent = line[:len(line) - len(line.lstrip())]
+        out.extend(textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_on_hyphens=False,
+                                 break_long_words=False) or [line])
+    return "\n".join(out)
 
 #: Cell texts marked as failed verdicts.
 FAILED_VERDICTS = frozenset({"NOT reproduced", "not reproduced", "FAILS", "fails", "[¬Re]", "False"})
@@ -45,21 +65,28 @@ def _fixed_width(headers, cells, right=None) -> str:
     return "\n".join(lines)
 
 
+def _breakable(text):
+    """``text`` escaped for HTML, with a line-break opportunity (``<wbr>``) after every ``/`` and ``_``."""
+    return _html.escape(text, quote=False).replace("/", "/<wbr>").replace("_", "_<wbr>")
+
+
 class ResultTable:
     """A table a chapter displays: ``_repr_html_`` (Styler HTML) for the site, ``repr`` (fixed-width text) otherwise.
 
     ``cells`` are rows of strings (already rounded); ``numeric`` the columns to right-align; ``verdicts`` the
     columns whose failed verdicts (:data:`FAILED_VERDICTS`) are marked; ``name`` the Styler's uuid (unique on
-    its page: the CSS of one table must not style another).
+    its page: the CSS of one table must not style another); ``compact`` lets a table of many columns fit the
+    content column (headers wrap, text cells may break after ``/`` and ``_``, less padding).
     """
 
-    def __init__(self, columns, cells, *, name, numeric=(), verdicts=(), caption=None):
+    def __init__(self, columns, cells, *, name, numeric=(), verdicts=(), caption=None, compact=False):
         self.columns = list(columns)
         self.cells = [list(r) for r in cells]
         self.name = name
         self.numeric = [c for c in self.columns if c in set(numeric)]
         self.verdicts = [c for c in self.columns if c in set(verdicts)]
         self.caption = caption
+        self.compact = compact
 
     @property
     def text(self) -> str:
@@ -76,6 +103,9 @@ class ResultTable:
 
         frame = pd.DataFrame(self.cells, columns=range(len(self.columns)))
         styler = frame.style.set_uuid(self.name).hide(axis="index").format(escape="html")
+        if self.compact:  # a line may break after / and _ in a text cell (escaped first: only <wbr> is markup)
+            text = [i for i, c in enumerate(self.columns) if c not in self.numeric]
+            styler = styler.format(_breakable, subset=text)
         styler = styler.relabel_index(self.columns, axis="columns")
         classes = pd.DataFrame([["dplr-failed" if self.failed(r, c) else "" for c in self.columns] for r in self.cells],
                                columns=frame.columns)
@@ -84,6 +114,10 @@ class ResultTable:
                   {"selector": "th, td", "props": "padding: 0.15em 0.6em; vertical-align: top;"},
                   {"selector": "th", "props": "text-align: left;"},
                   {"selector": ".dplr-failed", "props": "font-weight: bold; color: var(--pst-color-danger, #c62828);"}]
+        if self.compact:  # smaller, and headers wrap (th.col_heading outranks the numeric columns' .colN)
+            styles[0] = {"selector": "", "props": "font-size: 0.8em; border-collapse: collapse; margin-bottom: 1em;"}
+            styles[1] = {"selector": "th, td", "props": "padding: 0.15em 0.35em; vertical-align: top;"}
+            styles.append({"selector": "th.col_heading", "props": "white-space: normal; vertical-align: bottom;"})
         for i, column in enumerate(self.columns):
             if column in self.numeric:
                 styles.append({"selector": f".col{i}", "props": "text-align: right; white-space: nowrap;"})
@@ -104,12 +138,13 @@ class ResultTable:
 
 
 def result_table(rows, columns=None, formats=None, *, name, verdicts=(), caption=None, rename=None,
-                 footer=None, right=()) -> ResultTable:
+                 footer=None, right=(), compact=False) -> ResultTable:
     """A :class:`ResultTable` from ``rows`` (dicts or a DataFrame): ``columns`` to show, ``formats`` their specs.
 
     Columns whose values are numbers are right-aligned; ``rename`` maps column keys to the headers shown;
     ``footer`` is one more row (a dict; missing columns stay empty), e.g. the published numbers under a ranking;
-    ``right`` names more columns to right-align (numbers already formatted as strings).
+    ``right`` names more columns to right-align (numbers already formatted as strings); ``compact`` as in
+    :class:`ResultTable`.
     """
     if hasattr(rows, "to_dict"):
         rows = rows.to_dict("records")
@@ -124,7 +159,7 @@ def result_table(rows, columns=None, formats=None, *, name, verdicts=(), caption
     rename = rename or {}
     headers = [rename.get(c, c) for c in columns]
     return ResultTable(headers, cells, name=name, numeric=[rename.get(c, c) for c in numeric],
-                       verdicts=[rename.get(c, c) for c in verdicts], caption=caption)
+                       verdicts=[rename.get(c, c) for c in verdicts], caption=caption, compact=compact)
 
 
 def verdict(reproduced) -> str:
@@ -135,6 +170,8 @@ def verdict(reproduced) -> str:
 #: The methods as the paper's Figure 1 names them, and as the thesis does.
 PAPER_METHOD_NAMES = {"standard": "Standard LR", "sensitivity": "Sensitivity method", "objective": "New method"}
 THESIS_METHOD_NAMES = {"standard": "standard LR", "sensitivity": "Algorithm 1", "objective": "Algorithm 2"}
+#: The same, short, for the headers of wide tables.
+THESIS_SHORT_NAMES = {"standard": "LR", "sensitivity": "Alg. 1", "objective": "Alg. 2"}
 
 
 def _interval(low, high, decimals, clip=False):
@@ -171,6 +208,29 @@ def thesis_verdict_table(table, name, caption):
              "accepts": _interval(r.low, r.high, 3), "verdict": verdict(r.reproduced)} for r in table.itertuples()]
     return ResultTable(list(rows[0]), [list(r.values()) for r in rows], name=name,
                        numeric=("thesis", "ours", "accepts"), verdicts=["verdict"], caption=caption)
+
+
+#: The switches of the thesis pipeline (:mod:`dplr.replication.thesis.pipeline`), as its search tables name them.
+THESIS_SWITCHES = ("normalisation", "labels", "penalty", "noise", "noise_n", "rule")
+
+
+def thesis_ranking_table(table, k, *, name, caption, published, switches=THESIS_SWITCHES, errors=None,
+                         headers=None, deviation_format=".3f"):
+    """The ``k`` best combinations of a thesis pipeline search, and the thesis' numbers in a last row.
+
+    ``table`` is a ranking of :attr:`dplr.replication.thesis.study.ThesisStudy.rankings` (best first; one column per
+    switch, the errors, ``max_deviation`` and ``reproduced``); ``published`` maps error columns to the thesis' numbers
+    (its keys, in order, are the error columns unless ``errors`` names them); ``headers`` renames error columns
+    (methods are headed by their short names, :data:`THESIS_SHORT_NAMES`). Errors are printed to three decimals as
+    the thesis prints them; the table is :class:`ResultTable` ``compact``.
+    """
+    errors = list(errors or published)
+    rename = {"noise_n": "N", "max_deviation": "max dev", "reproduced": "repr.", **THESIS_SHORT_NAMES,
+              **(headers or {})}
+    footer = {switches[0]: "thesis", **{c: f"{v:.3f}" for c, v in published.items()}}
+    return result_table(table.head(k), [*switches, *errors, "max_deviation", "reproduced"],
+                        {**{c: ".3f" for c in errors}, "max_deviation": deviation_format}, name=name,
+                        caption=caption, rename=rename, footer=footer, right=["reproduced"], compact=True)
 
 
 def _signed(x):

@@ -11,17 +11,20 @@ then check, for every page:
   (all are blocked, so the test sees the site as an offline reader does: MathJax must come from the site);
 - math typeset: MathJax (the site's copy) loaded, every math element holds MathJax output, no MathJax error,
   and no raw `$...$`, `\\(`, `\\[` left in the prose;
-- every image loaded (naturalWidth > 0);
+- every image loaded (naturalWidth > 0) and has alt text (not its file name, which Sphinx puts there when none is given);
 - every same-site link (cross-references, {prf:ref}, {numref}, citations, navigation) points to a page that
   exists and to an anchor on it that exists, and no cross-reference was left unresolved (`.xref` outside a link);
 - the left navigation reaches every page listed in _toc.yml, and clicking it navigates;
 - each notebook chapter offers its .ipynb for download, and the download is the notebook;
 - the landing page links the book's PDF (`make pdf` puts it in the site), and the link serves that PDF;
 - dark mode (pydata-sphinx-theme's `data-theme="dark"`, as a reader whose system prefers dark gets it) renders:
-  body text, headings and the notebook-download box keep a readable contrast against their background;
+  body text, headings, the notebook-download box and the results tables (cells, captions, failed verdicts) keep a
+  readable contrast against their background; every
+  figure sits on a light card (the background behind each image, its own or an ancestor's, is light: the figures
+  are drawn on white); on a page with results tables, a failed verdict keeps its contrast against the table's card;
 - the site's own search (offline, Sphinx's search index) finds a theorem of the theory chapters by its title;
-- no output area or table is wider than the content column at 1280 px (expected to fail until the chapters'
-  wide printed tables become HTML tables: issue 18 item 1; marked xfail(strict=False) until then).
+- no output area or table is wider than the content column at 1280 px, on every page but the known exceptions
+  (``WIDE_EXCEPTIONS``: the real-data chapter, being rewritten under issue 16).
 
 Screenshots of the landing page and one chapter, light and dark, are saved in _build/screenshots/.
 """
@@ -129,7 +132,8 @@ DARK_JS = r"""
   const out = {theme: document.documentElement.dataset.theme || null,
                mode: document.documentElement.dataset.mode || null, samples: []};
   const selectors = ['article p', 'article h1', 'article li', '.dplr-notebook-download p', 'nav.bd-docs-nav a',
-                     'div.cell_output pre', 'div.cell_input pre'];
+                     'div.cell_output pre', 'div.cell_input pre', 'table.dplr-table td.dplr-failed',
+                     'table.dplr-table caption', 'table.dplr-table td'];
   for (const sel of selectors) {
     const el = document.querySelector(sel);
     if (!el) continue;
@@ -139,6 +143,11 @@ DARK_JS = r"""
                       background: `rgb(${bg.r}, ${bg.g}, ${bg.b})`, backgroundLuminance: lum(bg),
                       contrast: (hi + 0.05) / (lo + 0.05)});
   }
+  // What shows behind each figure: the image's own background, else its nearest opaque ancestor's.
+  out.images = Array.from(document.querySelectorAll('article img')).map(img => {
+    const bg = background(img);
+    return {src: img.getAttribute('src'), background: `rgb(${bg.r}, ${bg.g}, ${bg.b})`, luminance: lum(bg)};
+  });
   return out;
 }
 """
@@ -215,6 +224,11 @@ async (timeoutMs) => {
   out.images = imgs.length;
   out.brokenImages = imgs.filter(img => !(img.complete && img.naturalWidth > 0))
                          .map(img => img.getAttribute('src'));
+  // Content images without alt text: none, empty, or the file name (what Sphinx writes when none is given).
+  out.imagesWithoutAlt = Array.from(document.querySelectorAll('article img')).filter(img => {
+    const alt = (img.getAttribute('alt') || '').trim(), src = img.getAttribute('src') || '';
+    return !alt || alt === src || /\.(png|jpe?g|gif|svg)$/i.test(alt);
+  }).map(img => img.getAttribute('src'));
   // Links and cross-references.
   out.links = Array.from(document.querySelectorAll('a[href]'))
                    .filter(a => a.getAttribute('href') !== '#' && !a.getAttribute('href').startsWith('javascript:'))
@@ -399,7 +413,11 @@ def crawl(site):
             dark_page = dark.new_page()
             dark_page.on("console", lambda msg: msg.type == "error" and dark_report.console_errors.append(msg.text))
             dark_page.on("pageerror", lambda err: dark_report.console_errors.append(f"uncaught: {err}"))
-            for name, doc in (("landing", root_doc[:-5]), ("chapter", chapter)):
+            # a chapter whose results table marks a failed verdict (a cell of class dplr-failed, not only the CSS rule)
+            failed_cell = re.compile(r'<td [^>]*class="data [^"]*dplr-failed')
+            tables = next((d for d in toc_docs() if (s := doc_source(d)) and s.suffix == ".ipynb"
+                           and failed_cell.search((SITE / (d + ".html")).read_text(encoding="utf-8"))), None)
+            for name, doc in (("landing", root_doc[:-5]), ("chapter", chapter), ("tables", tables)):
                 if not doc:
                     continue
                 dark_page.goto(site + doc + ".html", wait_until="load")
@@ -482,6 +500,14 @@ def test_every_image_loads(crawl):
     assert not broken, json.dumps(broken, indent=1)
 
 
+def test_every_figure_has_alt_text(crawl):
+    images = sum(r.dom["images"] for r in pages(crawl).values() if r.dom)
+    assert images >= 10, f"only {images} images on the whole site: the check checked little"
+    missing = {p: r.dom["imagesWithoutAlt"] for p, r in pages(crawl).items() if r.dom and r.dom["imagesWithoutAlt"]}
+    assert not missing, "images without alt text (give the cell mystnb.image.alt, or :alt:):\n" + \
+        json.dumps(missing, indent=1)
+
+
 def test_every_reference_resolves(crawl, site):
     problems: dict[str, list[str]] = {}
     for path, report in pages(crawl).items():
@@ -559,7 +585,8 @@ def test_the_landing_page_links_the_pdf(crawl, site):
 def test_dark_mode_renders_readably(crawl):
     report = crawl["__dark__"]
     assert not report.console_errors, report.console_errors
-    for name in ("landing", "chapter"):
+    assert "tables" in report.dom, "no notebook chapter with a failed verdict in a results table was found"
+    for name in ("landing", "chapter", "tables"):
         dom = report.dom[name]
         assert dom["theme"] == "dark", f"{name}: data-theme is {dom['theme']!r}, not dark"
         samples = {s["selector"]: s for s in dom["samples"]}
@@ -569,6 +596,12 @@ def test_dark_mode_renders_readably(crawl):
             assert sample["contrast"] >= 4.5, f"{name}: {selector} has contrast {sample['contrast']:.2f} in dark mode ({sample})"
         assert samples["article p"]["backgroundLuminance"] < 0.05, f"{name}: the page background is not dark: {samples['article p']}"
         assert (SHOTS / f"{name}-dark.png").stat().st_size > 10_000
+        # figures are drawn on white: in dark mode each must sit on a light card (luminance of #ccc is 0.60)
+        dark_behind = [i for i in dom["images"] if i["luminance"] < 0.6]
+        assert not dark_behind, f"{name}: images on a dark background in dark mode: {dark_behind}"
+    assert report.dom["landing"]["images"] and report.dom["chapter"]["images"], "no figure checked in dark mode"
+    failed = [s for s in report.dom["tables"]["samples"] if s["selector"] == "table.dplr-table td.dplr-failed"]
+    assert failed, "the tables page shows no failed verdict in dark mode"
 
 
 def test_search_finds_a_theorem_by_its_title(crawl, site):
@@ -588,10 +621,15 @@ def wide_outputs(crawl) -> dict[str, list[dict]]:
     return {p: r.dom["wide"] for p, r in pages(crawl).items() if r.dom and r.dom.get("wide")}
 
 
-@pytest.mark.xfail(strict=False, reason="issue 18 item 1: the chapters' wide print() tables become HTML tables that "
-                                        "fit the column; until then this lists them")
+# Pages allowed to have outputs wider than the column, for now. book/real_data.html: the real-data chapter is being
+# rewritten under issue 16 (its study, tables and cross-check with diffprivlib); its wide outputs go with that.
+WIDE_EXCEPTIONS = {"book/real_data.html"}
+
+
 def test_no_output_or_table_is_wider_than_the_column(crawl):
-    wide = wide_outputs(crawl)
-    (SHOTS / "wide-outputs.json").write_text(json.dumps(wide, indent=1))
+    everything = wide_outputs(crawl)
+    (SHOTS / "wide-outputs.json").write_text(json.dumps(everything, indent=1))
+    assert WIDE_EXCEPTIONS <= set(pages(crawl)), f"a known exception is no page of the site: {WIDE_EXCEPTIONS}"
+    wide = {p: v for p, v in everything.items() if p not in WIDE_EXCEPTIONS}
     assert not wide, f"{sum(map(len, wide.values()))} output areas or tables wider than the content column " \
                      f"(listed in {SHOTS / 'wide-outputs.json'}):\n" + json.dumps(wide, indent=1)
