@@ -264,4 +264,4 @@ def real_comparison_table(points, comparisons, part, name, caption=None):
                     "p (Holm)": _p_value(c.p_holm), "verdict": c.verdict})
         rows.append(row)
     right = ["ε", "n", "Alg. 2", "Alg. 1", "Alg. 2 − Alg. 1 [95% CI]", "p (Holm)"]
-    return result_table(rows, name=name, caption=caption, right=[r for r in right if r in rows[0]])
+    return result_table(rows, name=name, caption=caption, right=[r for r in right if r in rows[0]], compact=True)

@@ -23,8 +23,7 @@ then check, for every page:
   figure sits on a light card (the background behind each image, its own or an ancestor's, is light: the figures
   are drawn on white); on a page with results tables, a failed verdict keeps its contrast against the table's card;
 - the site's own search (offline, Sphinx's search index) finds a theorem of the theory chapters by its title;
-- no output area or table is wider than the content column at 1280 px, on every page but the known exceptions
-  (``WIDE_EXCEPTIONS``: the real-data chapter, being rewritten under issue 16).
+- no output area or table is wider than the content column at 1280 px, on any page.
 
 Screenshots of the landing page and one chapter, light and dark, are saved in _build/screenshots/.
 """
@@ -621,15 +620,9 @@ def wide_outputs(crawl) -> dict[str, list[dict]]:
     return {p: r.dom["wide"] for p, r in pages(crawl).items() if r.dom and r.dom.get("wide")}
 
 
-# Pages allowed to have outputs wider than the column, for now. book/real_data.html: the real-data chapter is being
-# rewritten under issue 16 (its study, tables and cross-check with diffprivlib); its wide outputs go with that.
-WIDE_EXCEPTIONS = {"book/real_data.html"}
-
-
 def test_no_output_or_table_is_wider_than_the_column(crawl):
     everything = wide_outputs(crawl)
     (SHOTS / "wide-outputs.json").write_text(json.dumps(everything, indent=1))
-    assert WIDE_EXCEPTIONS <= set(pages(crawl)), f"a known exception is no page of the site: {WIDE_EXCEPTIONS}"
-    wide = {p: v for p, v in everything.items() if p not in WIDE_EXCEPTIONS}
+    wide = everything
     assert not wide, f"{sum(map(len, wide.values()))} output areas or tables wider than the content column " \
                      f"(listed in {SHOTS / 'wide-outputs.json'}):\n" + json.dumps(wide, indent=1)
