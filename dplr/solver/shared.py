@@ -34,7 +34,7 @@ Armijo condition on :math:`J_j` holds or, where rounding hides the decrease of :
 when the gradient norm falls by half without :math:`J_j` rising above its rounding (accepting a rise lets
 Newton cycle on the piecewise Huber loss), with backtracking. A problem stops when its gradient norm, computed
 in float64 as in :mod:`dplr.solver.batched`, is at most ``tol``, and one that does not within ``max_iter`` steps
-is reported (a :class:`~sklearn.exceptions.ConvergenceWarning`): the minimiser is unique, so this path gives the
+is reported (a ``ConvergenceWarning``): the minimiser is unique, so this path gives the
 same minimisers as :func:`dplr.solver.damped_newton`. Each problem's iterates depend only on its own
 :math:`b_j, \Delta_j` and on the part (:math:`w_0`, :math:`H_0`), never on which other problems share the
 batch (up to rounding in the batched matrix products).
