@@ -299,7 +299,28 @@ class ObjectivePerturbation(_LinearClassifierThroughOrigin):
         return coef
 
 
-class GaussianOutputPerturbation(_LinearClassifierThroughOrigin):
+class _GaussianPerturbation(_LinearClassifierThroughOrigin):
+    """The parameters and the fit shared by the two Gaussian perturbation estimators (``_algorithm`` differs)."""
+
+    def __init__(self, epsilon=1.0, delta=1e-5, lam=0.01, loss="logistic", huber_h=0.5, norm_bound=1.0,
+                 random_state=None, tol=1e-8):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.lam = lam
+        self.loss = loss
+        self.huber_h = huber_h
+        self.norm_bound = norm_bound
+        self.random_state = random_state
+        self.tol = tol
+
+    def _fit_coef(self, X, y, loss):
+        coef, self.calibration_ = self._algorithm(
+            X, y, self.epsilon, self.delta, self.lam, loss, random_state=self.random_state, tol=self.tol,
+            return_calibration=True, check_input=False)
+        return coef
+
+
+class GaussianOutputPerturbation(_GaussianPerturbation):
     r"""Output perturbation with analytic Gaussian noise, (ε, δ)-DP (:func:`dplr.algorithms.gaussian_output_perturbation`).
 
     Releases :math:`w^* + N(0, \sigma^2 I)`, :math:`\sigma` the smallest for the sensitivity :math:`2L/(n\lambda)`
@@ -318,25 +339,10 @@ class GaussianOutputPerturbation(_LinearClassifierThroughOrigin):
     calibration_ : dplr.gaussian.GaussianOutputPerturbationCalibration
     """
 
-    def __init__(self, epsilon=1.0, delta=1e-5, lam=0.01, loss="logistic", huber_h=0.5, norm_bound=1.0,
-                 random_state=None, tol=1e-8):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.lam = lam
-        self.loss = loss
-        self.huber_h = huber_h
-        self.norm_bound = norm_bound
-        self.random_state = random_state
-        self.tol = tol
-
-    def _fit_coef(self, X, y, loss):
-        coef, self.calibration_ = gaussian_output_perturbation(
-            X, y, self.epsilon, self.delta, self.lam, loss, random_state=self.random_state, tol=self.tol,
-            return_calibration=True, check_input=False)
-        return coef
+    _algorithm = staticmethod(gaussian_output_perturbation)
 
 
-class GaussianObjectivePerturbation(_LinearClassifierThroughOrigin):
+class GaussianObjectivePerturbation(_GaussianPerturbation):
     r"""Objective perturbation with Gaussian noise (Kifer, Smith & Thakurta 2012), (ε, δ)-DP.
 
     :func:`dplr.algorithms.gaussian_objective_perturbation`; the calibration and its conversion to replace-one
@@ -352,22 +358,7 @@ class GaussianObjectivePerturbation(_LinearClassifierThroughOrigin):
     calibration_ : dplr.gaussian.GaussianObjectivePerturbationCalibration
     """
 
-    def __init__(self, epsilon=1.0, delta=1e-5, lam=0.01, loss="logistic", huber_h=0.5, norm_bound=1.0,
-                 random_state=None, tol=1e-8):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.lam = lam
-        self.loss = loss
-        self.huber_h = huber_h
-        self.norm_bound = norm_bound
-        self.random_state = random_state
-        self.tol = tol
-
-    def _fit_coef(self, X, y, loss):
-        coef, self.calibration_ = gaussian_objective_perturbation(
-            X, y, self.epsilon, self.delta, self.lam, loss, random_state=self.random_state, tol=self.tol,
-            return_calibration=True, check_input=False)
-        return coef
+    _algorithm = staticmethod(gaussian_objective_perturbation)
 
 
 class ApproximateMinimaPerturbation(_LinearClassifierThroughOrigin):
