@@ -63,11 +63,15 @@ def read_record(path):
         if not first.startswith("# "):
             raise ValueError(f"{path} is not a record of the real-data study (no settings line).")
         settings = json.loads(first[2:])
-        rows = pd.read_csv(io.StringIO(source.read()))
+        # the floats written with 17 digits are parsed by Python's float (exact), not by the parser of the
+        # installed pandas (older ones are off by an ulp)
+        floats = ("epsilon", "lam_private", "lam_nonprivate", "p_chosen_best")
+        rows = pd.read_csv(io.StringIO(source.read()), dtype={column: str for column in floats})
     missing = set(RECORD_COLUMNS) - set(rows.columns)
     if missing:
-        raise ValueError(f"{path} lacks the columns {sorted(missing)}: write it again with "
-                         "python -m dplr reproduce real --record PATH.")
+        raise ValueError(f"{path} lacks the columns {sorted(missing)}: write it again with make real-record.")
+    for column in floats:
+        rows[column] = [float(v) if isinstance(v, str) else np.nan for v in rows[column]]
     scale = rows["data"].map(settings["n_test"]).astype(float)
     for column in ERROR_COLUMNS:
         rows[column] = rows[column] / scale  # count / n: the float test_error returns
