@@ -2,7 +2,7 @@
 
 Layers, from the bottom: the **core** (``dplr/*.py`` and ``dplr/solver/``) imports only the core;
 **analysis** (``dplr/analysis/``) and **datasets** (``dplr/datasets/``) import the core and themselves;
-**replication** (``dplr/replication/``) imports all of them, and its studies (``paper/``, ``thesis/``, ``real/``)
+**replication** (``dplr/replication/``) imports all of them, and its studies (``paper/``, ``thesis/``, ``real/``, ``modern/``)
 do not import each other (what they share lives in ``dplr/replication/``); only the command line
 (``dplr/replication/cli.py``, ``dplr/__main__.py``) may use both. Every import counts -- at module level
 or inside a function. Besides: no private name is imported from another module, an import inside a
@@ -26,7 +26,8 @@ ALLOWED = {
     "paper": {"core", "analysis", "datasets", "replication", "paper"},
     "thesis": {"core", "analysis", "datasets", "replication", "thesis"},
     "real": {"core", "analysis", "datasets", "replication", "real"},
-    "entry": {"core", "analysis", "datasets", "replication", "paper", "thesis", "real", "entry"},
+    "modern": {"core", "analysis", "datasets", "replication", "modern"},
+    "entry": {"core", "analysis", "datasets", "replication", "paper", "thesis", "real", "modern", "entry"},
 }
 ENTRY_POINTS = {"dplr.__main__", "dplr.replication.cli"}
 
@@ -36,7 +37,7 @@ def layer(module):
     parts = module.split(".")
     if module in ENTRY_POINTS:
         return "entry"
-    if len(parts) >= 3 and parts[1] == "replication" and parts[2] in ("paper", "thesis", "real"):
+    if len(parts) >= 3 and parts[1] == "replication" and parts[2] in ("paper", "thesis", "real", "modern"):
         return parts[2]
     if len(parts) >= 2 and parts[1] in ("analysis", "datasets", "replication"):
         return parts[1]
