@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-__all__ = ["t_interval", "jackknife_se", "t_quantile", "paired_fold_difference", "central_range"]
+__all__ = ["t_interval", "jackknife_se", "t_quantile", "paired_fold_difference", "central_range", "holm",
+           "paired_t_test"]
 
 
 def t_quantile(level, df):
@@ -77,3 +78,24 @@ def central_range(counts, coverage=0.8):
         raise ValueError(f"coverage must be in (0, 1], got {coverage!r}.")
     tail = (1.0 - coverage) / 2.0
     return (np.quantile(counts, tail, method="lower").item(), np.quantile(counts, 1.0 - tail, method="higher").item())
+
+
+def holm(p_values):
+    """Holm's step-down adjusted p-values (controls the family-wise error rate at any level)."""
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p, kind="stable")
+    m = p.size
+    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out = np.empty(m)
+    out[order] = np.minimum(adjusted, 1.0)
+    return out
+
+
+def paired_t_test(differences, level=0.95):
+    """``(low, high, p)``: the t-interval of the mean of paired ``differences`` and the two-sided p-value of the
+    t-test of mean 0. When every difference is the same the interval is that value and p is 1 (all zero) or 0."""
+    diff = np.asarray(differences, dtype=float)
+    if np.ptp(diff) > 0:
+        low, high = t_interval(diff, level)
+        return low, high, float(stats.ttest_1samp(diff, 0.0).pvalue)
+    return float(diff.mean()), float(diff.mean()), (1.0 if diff[0] == 0 else 0.0)

@@ -38,12 +38,11 @@ from dplr.algorithms import (
     sensitivity_method,
 )
 from dplr.dpsgd import dp_sgd
+from dplr.replication.real_data import LAMBDAS  # the λ candidates of every regularised contender (Algorithm 3)
 
 __all__ = ["LAMBDAS", "DELTA", "DPSGD_BATCH", "DPSGD_CONFIGS", "DPSGDConfig", "Contender", "CONTENDERS",
            "check_delta", "fit_contender", "learner"]
 
-#: λ candidates of every regularised contender: those of the real-data study (JMLR 2011, Algorithm 3).
-LAMBDAS = tuple(10.0 ** np.array([-3.0, -2.5, -2.0, -1.5, -1.0]))
 #: δ of every (ε, δ) contender: 1e-5, the usual choice in the DP-SGD literature, below 1/n on Adult and KDDCup99.
 DELTA = 1e-5
 #: DP-SGD's expected lot size (Poisson sampling rate = lot / records of the part).

@@ -33,13 +33,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from dplr.algorithms import standard_erm
-from dplr.datasets import load_adult, load_kddcup99, majority_error
+from dplr.datasets import majority_error
+from dplr.replication.real_data import (DATASETS, DEFAULT_SEED, EPSILONS, HUBER_H, LAMBDAS, LOSSES,
+                                        load_data, tradeoff_stream)
 from dplr.replication.runner import active_client, run_call_groups
 from dplr.replication.seeding import task_stream
-from dplr.replication.statistics import t_interval
+from dplr.replication.statistics import holm, paired_t_test, t_interval
 from dplr.threads import default_threads
 from dplr.tuning import private_tuning_experiment, test_error
 
@@ -47,37 +48,10 @@ __all__ = ["LAMBDAS", "EPSILONS", "CURVE_EPSILONS", "SIZES", "ALPHA", "DATASETS"
            "DEFAULT_REPEATS", "RealStudy", "load_data", "holm", "paired_comparisons", "run_real_study",
            "study_from_rows", "references"]
 
-LAMBDAS = tuple(10.0 ** np.array([-3.0, -2.5, -2.0, -1.5, -1.0]))
-EPSILONS = (0.01, 0.03, 0.1, 0.3, 1.0, 2.0, 3.0)  # seven values from 0.01 to 3
 CURVE_EPSILONS = (0.1, 1.0)
 SIZES = (0.125, 0.25, 0.5, 1.0)  # fractions of the training set; 1.0 is the trade-off run
 ALPHA = 0.05  # family-wise level of the Holm-corrected paired comparisons, per data set and loss
-DATASETS = ("adult", "kdd")
-LOSSES = ("logistic", "huber")
-HUBER_H = 0.5
-DEFAULT_SEED = 20110301
 DEFAULT_REPEATS = 200
-KDD_SIZES = (40_000, 10_000)  # training and test connections sampled from the 10 % file
-
-
-def load_data(key, seed=DEFAULT_SEED):
-    """The study's data set ``key``: Adult's own split, or the KDDCup99 sample drawn from the seed's stream."""
-    if key == "adult":
-        return load_adult(download=False)
-    if key == "kdd":
-        return load_kddcup99(*KDD_SIZES, download=False, random_state=task_stream(seed, "kdd", "sample"))
-    raise ValueError(f"unknown data set {key!r}; choose from {DATASETS}.")
-
-
-def holm(p_values):
-    """Holm's step-down adjusted p-values (controls the family-wise error rate at any level)."""
-    p = np.asarray(p_values, dtype=float)
-    order = np.argsort(p, kind="stable")
-    m = p.size
-    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
-    out = np.empty(m)
-    out[order] = np.minimum(adjusted, 1.0)
-    return out
 
 
 def paired_comparisons(rows, level=0.95, alpha=ALPHA):
@@ -90,11 +64,7 @@ def paired_comparisons(rows, level=0.95, alpha=ALPHA):
     out = []
     for key, group in wide.groupby(level=["data", "loss", "part", "epsilon", "n"], sort=True):
         diff = (group["objective"] - group["sensitivity"]).to_numpy()
-        low, high = t_interval(diff, level) if np.ptp(diff) > 0 else (diff.mean(), diff.mean())
-        if np.ptp(diff) > 0:
-            p = float(stats.ttest_1samp(diff, 0.0).pvalue)
-        else:  # every repeat gave the same difference: none (p = 1) or a sure one (p = 0)
-            p = 1.0 if diff[0] == 0 else 0.0
+        low, high, p = paired_t_test(diff, level)
         out.append(dict(zip(["data", "loss", "part", "epsilon", "n"], key), mean_difference=float(diff.mean()),
                         ci_low=low, ci_high=high, p=p, repeats=diff.size))
     table = pd.DataFrame(out)
@@ -138,7 +108,7 @@ def _cell(X, y, X_test, y_test, loss, epsilons, n_repeats, seed, key, take, n_th
     """One Algorithm 3 experiment of the study: ``take`` training records (``None``: all), its own stream."""
     if take is not None:
         X, y = X[take], y[take]
-    stream = task_stream(seed, key, loss, "tradeoff") if take is None else task_stream(seed, key, loss, "curve",
+    stream = tradeoff_stream(seed, key, loss) if take is None else task_stream(seed, key, loss, "curve",
                                                                                        len(take))
     return private_tuning_experiment(X, y, X_test, y_test, LAMBDAS, list(epsilons), n_repeats, loss=loss,
                                      huber_h=HUBER_H, random_state=stream, n_jobs=n_threads)

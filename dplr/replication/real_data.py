@@ -1,0 +1,46 @@
+r"""The protocol every study on Adult and KDDCup99 shares (JMLR 2011, Section 7): data, seed, λ and ε grids.
+
+The real-data study (:mod:`dplr.replication.real`) and the comparison with today's methods
+(:mod:`dplr.replication.modern`) run on the same data with the same splits: both take each repeat's split of
+Algorithm 3 from the stream :func:`tradeoff_stream` of a data set and loss, so their per-repeat test errors pair
+(common random numbers), and neither study imports the other.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from dplr.datasets import load_adult, load_kddcup99
+from dplr.replication.seeding import task_stream
+
+__all__ = ["DATASETS", "LOSSES", "HUBER_H", "DEFAULT_SEED", "KDD_SIZES", "LAMBDAS", "EPSILONS", "load_data",
+           "tradeoff_stream"]
+
+#: The data sets: UCI Adult (its own split) and a sample of KDDCup99's 10 % file.
+DATASETS = ("adult", "kdd")
+#: The losses: logistic regression and the Huber SVM.
+LOSSES = ("logistic", "huber")
+#: The Huber SVM's h (JMLR 2011, Section 7: h = 0.5).
+HUBER_H = 0.5
+#: The seed of every stream of the real-data studies.
+DEFAULT_SEED = 20110301
+#: KDDCup99: training and test connections sampled from the 10 % file.
+KDD_SIZES = (40_000, 10_000)
+#: Algorithm 3's λ candidates (JMLR 2011, Section 7 uses a grid of this kind; five, one per part).
+LAMBDAS = tuple(10.0 ** np.array([-3.0, -2.5, -2.0, -1.5, -1.0]))
+#: The ε grid of the real-data chapter: seven values from 0.01 to 3.
+EPSILONS = (0.01, 0.03, 0.1, 0.3, 1.0, 2.0, 3.0)
+
+
+def load_data(key, seed=DEFAULT_SEED):
+    """The data set ``key``: Adult's own split, or the KDDCup99 sample drawn from the seed's stream."""
+    if key == "adult":
+        return load_adult(download=False)
+    if key == "kdd":
+        return load_kddcup99(*KDD_SIZES, download=False, random_state=task_stream(seed, "kdd", "sample"))
+    raise ValueError(f"unknown data set {key!r}; choose from {DATASETS}.")
+
+
+def tradeoff_stream(seed, key, loss):
+    """The stream of the trade-off experiment of data set ``key`` and ``loss``: Algorithm 3's repeats spawn from it,
+    and each repeat's split is drawn from it the same way for every method (:func:`dplr.tuning.private_tuning_with`)."""
+    return task_stream(seed, key, loss, "tradeoff")
