@@ -51,6 +51,7 @@ __all__ = [
     "NEIGHBOURING_RELATIONS",
     "ACCOUNTANTS",
     "dpsgd_epsilon",
+    "clear_calibration_cache",
     "dpsgd_noise_multiplier",
     "DPSGDCalibration",
     "dpsgd_calibration",
@@ -189,6 +190,12 @@ def _cached_calibration(epsilon, delta, sampling_rate, steps, clip_norm, neighbo
     reached = dpsgd_epsilon(sigma, sampling_rate, steps, delta, neighbouring, accountant)
     return DPSGDCalibration(sigma, clip_norm, float(sampling_rate), int(steps), reached, float(delta), neighbouring,
                             accountant)
+
+
+def clear_calibration_cache():
+    """Forget every cached calibration (:func:`dpsgd_calibration`): a timing that must include the accountant's work
+    starts here."""
+    _cached_calibration.cache_clear()
 
 
 def dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, lam=0.0, loss="logistic",

@@ -29,10 +29,12 @@ One implementation of Algorithm 3 serves both entry points: :func:`private_lambd
 run of it, :func:`private_tuning_experiment` many runs with several ε and both private methods sharing
 each run's split (common random numbers). A run's randomness is planned first (the split and one
 stream per candidate and per selection), then the parts are solved -- all problems of a part in one
-batch -- and the candidates selected.
+batch -- and the candidates selected. (This module is over 400 lines: the two forms of Algorithm 3 share their
+planning and selection, which belong beside them.)
 """
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -175,10 +177,21 @@ class _Run:
     streams: dict
 
     @classmethod
-    def plan(cls, n, m, epsilons, methods, stream):
+    def plan(cls, n, m, epsilons, methods, stream, by_content=False):
         split_rng, noise_root = stream.spawn(2)
         parts = tuning_split(n, m, split_rng)
+        if by_content:  # one stream per (method, ε), named by them: which other ε run changes no draw
+            return cls(parts, {method: {eps: _named_stream(noise_root, method, eps).spawn(m + 1) for eps in epsilons}
+                               for method in methods})
         return cls(parts, {method: {eps: noise_root.spawn(m + 1) for eps in epsilons} for method in methods})
+
+
+def _named_stream(root, method, eps):
+    """The child of ``root`` named by ``method`` and the bits of ``eps`` (as :mod:`dplr.replication.seeding` names)."""
+    root = root.bit_generator.seed_seq  # the root's seed sequence (a Generator's, numpy >= 1.25)
+    bits = int(np.float64(eps).view(np.uint64))
+    key = (*root.spawn_key, zlib.crc32(str(method).encode("utf-8")), bits >> 32, bits & 0xFFFFFFFF)
+    return np.random.default_rng(np.random.SeedSequence(root.entropy, spawn_key=key))
 
 
 def _solve_part(X, y, lam, objective_rngs, loss, with_erm):
@@ -377,9 +390,9 @@ def private_tuning_with(fit, X, y, X_test, y_test, candidates, epsilons, n_repea
 
     The same repeat structure as :func:`private_tuning_experiment`: each repeat's split comes from its stream in the
     same way, so with the same ``random_state`` and as many candidates the parts are identical to the ones Algorithms
-    1 and 2 get there (their comparisons are paired); the noise and the selection draw from this method's own
-    streams. Returns one row per (repeat, ε): ``method`` (= ``name``), ``epsilon``, ``candidate`` (its index),
-    ``error_private``, ``error_nonprivate`` (the fewest-validation-errors candidate, not private), ``error_best``
+    1 and 2 get there (their comparisons are paired); the noise and the selection draw from streams named by
+    ``name`` and ε, so a run at a subset of ``epsilons`` gives the same rows for those ε. Returns one row per
+    (repeat, ε): ``method`` (= ``name``), ``epsilon``, ``candidate`` (its index), ``error_private``, ``error_nonprivate`` (the fewest-validation-errors candidate, not private), ``error_best``
     (an oracle) and ``p_chosen_best``. Results do not depend on ``n_jobs`` (threads).
     """
     X, y = check_signed_data(X, y)
@@ -394,7 +407,7 @@ def private_tuning_with(fit, X, y, X_test, y_test, candidates, epsilons, n_repea
     n_repeats = check_positive_integer(n_repeats, "n_repeats")
     n_jobs = default_threads() if n_jobs is None else n_jobs
     m = len(candidates)
-    runs = [_Run.plan(len(y), m, epsilons, [name], stream)
+    runs = [_Run.plan(len(y), m, epsilons, [name], stream, by_content=True)
             for stream in check_random_state(random_state).spawn(n_repeats)]
 
     def part_task(key):

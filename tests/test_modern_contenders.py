@@ -34,3 +34,18 @@ def test_delta_must_be_below_one_over_n():
     assert check_delta(DELTA, 32_561) == DELTA
     with pytest.raises(ValueError, match="delta < 1/n"):
         check_delta(1e-3, 32_561)
+
+
+def test_a_subset_of_epsilons_gives_the_same_rows_for_those_epsilons():
+    # the noise and selection streams are named by the method and epsilon, so the chapter can recompute any epsilon
+    X, y = _data()
+    contender = CONTENDERS["gaussian_output"]
+    run = lambda eps: private_tuning_with(learner("gaussian_output"), X, y, X, y, contender.candidates, eps, 2,  # noqa: E731
+                                          name="gaussian_output", random_state=3, n_jobs=1)
+    every, some = run([0.1, 1.0, 3.0]), run([3.0, 0.1])
+    merged = some.merge(every, on=["repeat", "epsilon"], suffixes=("", "_all"))
+    assert len(merged) == 4
+    for column in ("candidate", "error_private", "p_chosen_best"):
+        np.testing.assert_array_equal(merged[column], merged[column + "_all"])
+    # and the streams differ between epsilons and between methods (a shared stream would be a bug)
+    assert not np.array_equal(every[every.epsilon == 0.1].p_chosen_best, every[every.epsilon == 1.0].p_chosen_best)

@@ -28,7 +28,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-import numpy as np
 
 from dplr.algorithms import (
     approximate_minima_perturbation,
