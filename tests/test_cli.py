@@ -22,7 +22,7 @@ def test_help_lists_every_target_and_group():
         assert f"  {name} " in result.stdout
     for option in ("--out", "--restarts", "--seed", "--workers", "--scheduler"):
         assert option in result.stdout
-    assert {t.source for t in rp.TARGETS.values()} == {"paper", "thesis", "real"}
+    assert {t.source for t in rp.TARGETS.values()} == {"paper", "thesis", "real", "modern"}
     assert set(rp.GROUPS["real"]) == {n for n, t in rp.TARGETS.items() if t.source == "real"} and len(rp.GROUPS["real"]) == 4
 
 
@@ -123,3 +123,9 @@ def test_one_thesis_target_runs_only_what_it_needs(monkeypatch):
     assert target_needs("figure8") == {("full", "inseparable")}
     with pytest.raises(ValueError, match="no thesis item"):
         target_needs("figure3")
+
+
+def test_the_real_data_studies_report_their_own_seed():
+    from dplr.replication import cli, real_data
+    assert cli.seed_used("real") == cli.seed_used("modern") == real_data.DEFAULT_SEED
+    assert set(cli.GROUPS["modern"]) == {"modern-adult", "modern-kdd"} and set(cli.GROUPS["modern"]) <= set(cli.GROUPS["all"])

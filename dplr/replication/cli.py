@@ -9,7 +9,10 @@ Targets (``python -m dplr reproduce --help`` lists them):
 * the real-data study of JMLR 2011 (:mod:`dplr.replication.real`): ``real-adult-tradeoff``,
   ``real-adult-learning``, ``real-kdd-tradeoff``, ``real-kdd-learning`` (the points with their 95% intervals
   and the paired, Holm-corrected comparison of the two private methods);
-* ``all``: every target; ``paper``, ``thesis`` and ``real``: the targets of one source.
+* the comparison with today's methods (:mod:`dplr.replication.modern`): ``modern-adult``, ``modern-kdd`` (every
+  contender's test error against ε with its 95% interval, both losses, and the paired, Holm-corrected comparison
+  with objective perturbation); the run writes its record ``modern-study.csv.gz``;
+* ``all``: every target; ``paper``, ``thesis``, ``real`` and ``modern``: the targets of one source.
 
 Each target writes ``<target>.csv`` (the numbers) and ``<target>.png`` (the figure) into ``--out``,
 and the run writes ``reproduce.json``: the command, the seed each study ran with, restarts, workers, scheduler, wall-clock
@@ -44,6 +47,9 @@ import pandas as pd
 from dplr.replication.paper import protocol as paper_protocol
 from dplr.replication.paper.published import FIGURE2_AXES
 from dplr.replication.paper.study import Replication
+from dplr.replication import real_data
+from dplr.replication.modern import record as modern_record
+from dplr.replication.modern import study as modern_study
 from dplr.replication.real import record as real_record
 from dplr.replication.real import study as real_study
 from dplr.replication.runner import progress, use_scheduler
@@ -93,10 +99,15 @@ TARGETS = {t.name: t for t in (
            (("kdd", "tradeoff"),)),
     Target("real-kdd-learning", "real", "JMLR 2011, KDDCup99: learning curves at epsilon 0.1 and 1, both losses",
            (("kdd", "curve"),)),
+    Target("modern-adult", "modern", "Today's methods on Adult: test error against epsilon, every contender",
+           (("adult", "tradeoff"),)),
+    Target("modern-kdd", "modern", "Today's methods on KDDCup99: test error against epsilon, every contender",
+           (("kdd", "tradeoff"),)),
 )}
 GROUPS = {"all": tuple(TARGETS), "paper": tuple(n for n, t in TARGETS.items() if t.source == "paper"),
           "thesis": tuple(n for n, t in TARGETS.items() if t.source == "thesis"),
-          "real": tuple(n for n, t in TARGETS.items() if t.source == "real")}
+          "real": tuple(n for n, t in TARGETS.items() if t.source == "real"),
+          "modern": tuple(n for n, t in TARGETS.items() if t.source == "modern")}
 
 
 def resolve_targets(names):
@@ -119,6 +130,8 @@ def seed_used(source, seed=None):
     """The root seed a study runs with: ``seed``, or the study's own default (the book's chapters use it)."""
     if seed is not None:
         return seed
+    if source in ("real", "modern"):
+        return real_data.DEFAULT_SEED
     return paper_protocol.DEFAULT_SEED if source == "paper" else thesis_published.THESIS_SEED
 
 
@@ -157,11 +170,22 @@ def run_thesis(seed=None, n_jobs=1, n_restarts=None, show_progress=True, targets
 
 def run_real(targets, seed=None, n_jobs=1, n_restarts=None, show_progress=True):
     """:func:`~dplr.replication.real.study.run_real_study` on the data sets the real targets need, both losses."""
-    seed = real_study.DEFAULT_SEED if seed is None else seed
+    seed = seed_used("real", seed)
     n_restarts = real_study.DEFAULT_REPEATS if n_restarts is None else n_restarts
     keys = tuple(dict.fromkeys(key for target in targets for key, _ in target.needs))
     with progress(f"real: {', '.join(keys)}", enabled=show_progress):
         return real_study.run_real_study(keys, n_repeats=n_restarts, seed=seed, n_jobs=n_jobs, processes=n_jobs > 1)
+
+
+def run_modern(targets, seed=None, n_jobs=1, n_restarts=None, show_progress=True):
+    """:func:`~dplr.replication.modern.study.run_modern_study` on the data sets the modern targets need: every
+    contender, both losses; ``n_restarts`` repeats for every contender (default: each contender's own,
+    :data:`~dplr.replication.modern.study.REPEATS`)."""
+    seed = seed_used("modern", seed)
+    keys = tuple(dict.fromkeys(key for target in targets for key, _ in target.needs))
+    with progress(f"modern: {', '.join(keys)}", enabled=show_progress):
+        return modern_study.run_modern_study(keys, repeats=n_restarts, seed=seed, n_jobs=n_jobs,
+                                             processes=n_jobs > 1)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -288,6 +312,16 @@ def _real_figure(study, target, out):
     return table, figures.real_study_figure(points, study.references, part, real_study.CURVE_EPSILONS)
 
 
+def _modern_figure(study, target, out):
+    (key, _), = target.needs
+    points = study.points[study.points.data == key]
+    comparisons = study.comparisons[study.comparisons.data == key]
+    table = points.merge(comparisons.drop(columns="repeats"), on=["data", "loss", "method", "epsilon"], how="left",
+                         suffixes=("", "_difference"))
+    _, figures = _plotting()
+    return table, figures.modern_study_figure(points, study.references[study.references.data == key])
+
+
 def _write(target, results, out):
     """Compute the target's table and figure from ``results`` and write ``<name>.csv`` and ``<name>.png``."""
     if target.name == "figure1":
@@ -296,6 +330,8 @@ def _write(target, results, out):
         table, fig = _figure2(results["paper"], target.name[-1], out)
     elif target.source == "real":
         table, fig = _real_figure(results["real"], target, out)
+    elif target.source == "modern":
+        table, fig = _modern_figure(results["modern"], target, out)
     elif target.name == "thesis-table2":
         table, fig = _thesis_table2(results["thesis"], out)
     else:
@@ -392,6 +428,12 @@ def reproduce(names, out="reproduced", seed=None, n_restarts=None, workers=None,
                 real_record.write_record(study.rows, dict(zip(study.references.data, study.references.n_test)),
                                          out / "real-study.csv.gz", study.seed, study.n_repeats)
                 record["files"].append("real-study.csv.gz")
+            elif source == "modern":
+                results["modern"] = study = run_modern([t for t in targets if t.source == "modern"], seed, workers,
+                                                       n_restarts, not quiet)
+                # the per-repeat rows: the record the chapter on today's methods reads (dplr.replication.modern.record)
+                modern_record.write_record(study, out / "modern-study.csv.gz")
+                record["files"].append("modern-study.csv.gz")
             else:
                 results["thesis"] = run_thesis(seed, workers, n_restarts, not quiet,
                                                [t for t in targets if t.source == "thesis"])

@@ -14,7 +14,7 @@ from matplotlib.patches import Rectangle
 
 __all__ = ["METHOD_COLOURS", "PAPER_CURVE_STYLES", "THESIS_CURVE_STYLES", "set_book_style", "plot_curves",
            "plot_figure2_panel", "plot_thesis_panel", "legend_covered_points", "check_legends", "legend_below",
-           "REAL_NAMES", "real_study_figure"]
+           "REAL_NAMES", "real_study_figure", "CONTENDER_STYLES", "modern_study_figure"]
 
 _PALETTE = sns.color_palette("colorblind")
 METHOD_COLOURS = {
@@ -208,5 +208,55 @@ def real_study_figure(points, references, part, epsilons=(0.1, 1.0)):
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
     fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncols=3, fontsize="small")
+    check_legends(fig)
+    return fig
+
+
+#: The contenders of :mod:`dplr.replication.modern` (and diffprivlib's recorded run): colour, line, legend label.
+CONTENDER_STYLES = {
+    "objective": (METHOD_COLOURS["objective"], "-", "objective perturbation (Alg. 2), ε"),
+    "sensitivity": (METHOD_COLOURS["sensitivity"], "-", "output perturbation (Alg. 1), ε"),
+    "gaussian_output": (_PALETTE[4], "--", "Gaussian output perturbation, (ε, δ)"),
+    "gaussian_objective": (_PALETTE[9], "--", "Gaussian objective perturbation, (ε, δ)"),
+    "amp": (_PALETTE[5], "--", "approximate minima perturbation, (ε, δ)"),
+    "dpsgd": ("0.15", "-.", "DP-SGD, (ε, δ)"),
+    "diffprivlib": (_PALETTE[7], ":", "diffprivlib LogisticRegression, ε"),
+}
+
+
+def modern_study_figure(points, references):
+    """The comparison with today's methods (:mod:`dplr.replication.modern.study`): one panel per data set (rows) and
+    loss (columns), the mean test error of every contender against ε with its 95% band, chance and the non-private
+    floor (``references``) as horizontal lines, one legend below the panels (checked against the data)."""
+    order = ("adult", "kdd", "logistic", "huber")
+    datasets = sorted(dict.fromkeys(points.data), key=order.index)
+    losses = sorted(dict.fromkeys(points.loss), key=order.index)
+    fig, axes = plt.subplots(len(datasets), len(losses), figsize=(4.6 * len(losses) + 0.6, 3.3 * len(datasets)),
+                             squeeze=False, sharey="row", layout="constrained")
+    for row, key in enumerate(datasets):
+        reference = references[references.data == key].set_index("loss")
+        for col, loss in enumerate(losses):
+            ax = axes[row, col]
+            sub = points[(points.data == key) & (points.loss == loss)].sort_values("epsilon")
+            plot_curves(ax, sub, "epsilon", [(sub.method == name, colour, line, label)
+                                             for name, (colour, line, label) in CONTENDER_STYLES.items()])
+            ax.axhline(reference.loc[loss, "error_nonprivate_best"], color=METHOD_COLOURS["standard"], lw=1,
+                       label="non-private ERM, best λ (floor)")
+            ax.axhline(reference.loc[loss, "chance"], color=METHOD_COLOURS["published"], ls=":", lw=1,
+                       label="chance (majority class)")
+            ax.set(xscale="log", ylim=(0, None))
+            ax.minorticks_off()
+            ax.set_xticks(sorted(sub.epsilon.unique()), [f"{e:g}" for e in sorted(sub.epsilon.unique())],
+                          fontsize="x-small")
+            ax.set_title(f"{REAL_NAMES.get(key, key)}, {REAL_NAMES.get(loss, loss)}", fontsize="small")
+            if row == len(datasets) - 1:
+                ax.set_xlabel("privacy level ε")
+            if col == 0:
+                ax.set_ylabel("test error")
+    handles = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncols=2, fontsize="small")
     check_legends(fig)
     return fig

@@ -14,12 +14,13 @@ smaller, so it fits. Printed lines are kept to :data:`WIDTH` characters (:func:`
 from __future__ import annotations
 
 import html as _html
+import math
 import numbers
 import textwrap
 
 __all__ = ["format_table", "result_table", "ResultTable", "FAILED_VERDICTS", "verdict", "figure1_tables",
            "thesis_verdict_table", "thesis_ranking_table", "THESIS_SWITCHES", "WIDTH", "wrap",
-           "real_comparison_table"]
+           "real_comparison_table", "CONTENDER_NAMES", "modern_error_table", "modern_comparison_table"]
 
 #: The widest printed line (characters) that fits the site's content column at 1280 px (about 85 fit).
 WIDTH = 80
@@ -265,3 +266,58 @@ def real_comparison_table(points, comparisons, part, name, caption=None):
         rows.append(row)
     right = ["ε", "n", "Alg. 2", "Alg. 1", "Alg. 2 − Alg. 1 [95% CI]", "p (Holm)"]
     return result_table(rows, name=name, caption=caption, right=[r for r in right if r in rows[0]], compact=True)
+
+
+#: Short names of the contenders of :mod:`dplr.replication.modern` (and diffprivlib's recorded run) in tables.
+CONTENDER_NAMES = {"objective": "Alg. 2", "sensitivity": "Alg. 1", "gaussian_output": "Gauss. output",
+                   "gaussian_objective": "Gauss. objective", "amp": "AMP", "dpsgd": "DP-SGD",
+                   "diffprivlib": "diffprivlib"}
+_LOSS_NAMES = {"logistic": "logistic", "huber": "Huber"}
+
+
+def _by_loss_and_epsilon(frame):
+    order = {"logistic": 0, "huber": 1}
+    return frame.assign(_l=frame.loss.map(order)).sort_values(["_l", "epsilon"])
+
+
+def modern_error_table(points, key, name, caption=None):
+    """Mean test error ± the half-width of its 95% t-interval of every contender (columns, in the order of
+    :data:`CONTENDER_NAMES`) at every loss and ε (rows) of data set ``key``."""
+    sub = points[points.data == key]
+    methods = [m for m in CONTENDER_NAMES if m in set(sub.method)]
+    wide = sub.pivot_table(index=["loss", "epsilon"], columns="method", values=["mean", "ci_low", "ci_high"])
+    rows = []
+    keys = _by_loss_and_epsilon(wide.index.to_frame(index=False))
+    for loss, eps in zip(keys.loss, keys.epsilon):
+        row = {"loss": _LOSS_NAMES.get(loss, loss), "ε": f"{eps:g}"}
+        for m in methods:
+            mean = wide.loc[(loss, eps), ("mean", m)]
+            half = (wide.loc[(loss, eps), ("ci_high", m)] - wide.loc[(loss, eps), ("ci_low", m)]) / 2
+            row[CONTENDER_NAMES[m]] = "" if math.isnan(mean) else f"{mean:.3f} ± {half:.3f}"
+        rows.append(row)
+    return result_table(rows, name=name, caption=caption, right=["ε"] + [CONTENDER_NAMES[m] for m in methods],
+                        compact=True)
+
+
+def modern_comparison_table(comparisons, key, name, caption=None, reference="objective"):
+    """The paired comparisons with the reference (:func:`dplr.replication.modern.study.paired_comparisons`) on data set
+    ``key``: per loss and ε (rows) and contender (columns), the mean difference contender − reference in test error
+    and the fixed rule's verdict: "better" or "worse" than the reference where the Holm-corrected test supports it,
+    "~" where it does not."""
+    sub = comparisons[comparisons.data == key]
+    methods = [m for m in CONTENDER_NAMES if m in set(sub.method)]
+    cells = sub.set_index(["loss", "epsilon", "method"])
+    keys = _by_loss_and_epsilon(sub[["loss", "epsilon"]].drop_duplicates())
+    rows = []
+    for loss, eps in zip(keys.loss, keys.epsilon):
+        row = {"loss": _LOSS_NAMES.get(loss, loss), "ε": f"{eps:g}"}
+        for m in methods:
+            if (loss, eps, m) not in cells.index:
+                row[CONTENDER_NAMES[m]] = ""
+                continue
+            c = cells.loc[(loss, eps, m)]
+            word = "~" if c.verdict == "no difference shown" else ("better" if c.verdict.startswith(m) else "worse")
+            row[CONTENDER_NAMES[m]] = f"{_signed(c.mean_difference)} {word}"
+        rows.append(row)
+    return result_table(rows, name=name, caption=caption, right=["ε"] + [CONTENDER_NAMES[m] for m in methods],
+                        compact=True)

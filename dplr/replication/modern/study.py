@@ -95,12 +95,12 @@ def run_modern_study(datasets=DATASETS, losses=LOSSES, contenders=tuple(CONTENDE
     after another here on ``n_jobs`` threads. Every experiment draws from its own streams, so none of this changes
     a number. Returns a :class:`ModernStudy`.
     """
-    if isinstance(repeats, (int, np.integer)):
-        repeats = {name: int(repeats) for name in contenders}
-    repeats = {name: (repeats or REPEATS)[name] for name in contenders}
     unknown = set(contenders) - set(CONTENDERS)
     if unknown:
         raise ValueError(f"unknown contenders {sorted(unknown)}; choose from {tuple(CONTENDERS)}.")
+    if isinstance(repeats, (int, np.integer)):
+        repeats = {name: int(repeats) for name in contenders}
+    repeats = {name: (repeats or REPEATS)[name] for name in contenders}
     use_processes = processes or active_client() is not None
     threads = 1 if use_processes else n_jobs
     loaded, groups = {}, {}
