@@ -26,7 +26,7 @@ else ifneq ($(and $(ORIGIN),$(wildcard $(ORIGIN)/../shared/datasets/README.md)),
 export DPLR_DATA_DIR ?= $(abspath $(ORIGIN)/../shared/datasets)
 endif
 
-.PHONY: test book unit nbval nbval-portable notebooks site-test pdf test-oldest lab lock-env clean real-record \
+.PHONY: test book unit nbval nbval-portable notebooks site-test pdf test-oldest lab lock-env clean real-record modern-record modern-record-check \
 	real-record-check
 
 $(STAMP): pyproject.toml $(LOCK)

@@ -42,7 +42,8 @@ from dplr.threads import default_threads
 from dplr.tuning import private_tuning_with, test_error
 
 __all__ = ["EPSILONS", "REPEATS", "REFERENCE", "ALPHA", "ModernStudy", "run_contender", "run_modern_study",
-           "study_from_rows", "points", "paired_comparisons", "references"]
+           "study_from_rows", "points", "paired_comparisons", "references", "verdict_counts", "recommendations",
+           "costs"]
 
 #: The real-data chapter's ε grid and ε = 10 (the upper end of Iyengar et al. 2019's grid, 0.01-10).
 EPSILONS = tuple(REAL_EPSILONS) + (10.0,)
@@ -178,4 +179,44 @@ def references(loaded, losses=LOSSES):
                       for lam in LAMBDAS]
             out.append({"data": key, "loss": loss, "chance": majority_error(y, y_test),
                         "error_nonprivate_best": float(min(errors)), "n": len(y), "n_test": len(y_test)})
+    return pd.DataFrame(out)
+
+
+def verdict_counts(comparisons, reference=REFERENCE):
+    """Per data set, loss and contender: at how many ε the fixed rule found it better than the reference, worse, or
+    no difference."""
+    kind = np.where(comparisons.verdict == "no difference shown", "no_difference",
+                    np.where(comparisons.verdict == reference + " better", "worse", "better"))
+    counts = comparisons.assign(kind=kind).pivot_table(index=["data", "loss", "method"], columns="kind",
+                                                       values="epsilon", aggfunc="count", fill_value=0)
+    return counts.reindex(columns=["better", "no_difference", "worse"], fill_value=0).reset_index()
+
+
+def recommendations(comparisons, points, reference=REFERENCE):
+    """What the fixed rule supports at each data set, loss and ε: the contenders shown better than the reference
+    (``shown_better``, lowest mean error first), those not shown different, those shown worse, and ``use``: the
+    shown-better contender with the lowest mean error, else the reference. Nothing here is a new test: it reads the
+    comparisons of :func:`paired_comparisons`."""
+    means = points.set_index(["data", "loss", "method", "epsilon"])["mean"]
+    out = []
+    for (data, loss, eps), group in comparisons.groupby(["data", "loss", "epsilon"], sort=True):
+        def by_mean(names):
+            return sorted(names, key=lambda m: (means[data, loss, m, eps], m))
+        better = by_mean(group[group.verdict == group.method + " better"].method)
+        same = by_mean(group[group.verdict == "no difference shown"].method)
+        worse = by_mean(group[group.verdict == reference + " better"].method)
+        out.append({"data": data, "loss": loss, "epsilon": eps, "use": better[0] if better else reference,
+                    "shown_better": tuple(better), "not_distinguished": tuple(same), "shown_worse": tuple(worse)})
+    return pd.DataFrame(out)
+
+
+def costs(seconds, repeats, n_epsilons, n_candidates=len(LAMBDAS)):
+    """Wall seconds per private model (Algorithm 3 with all its candidates' fits and the selection) and per fit, per
+    experiment of ``seconds`` (``"data/loss/contender"`` -> seconds, as :attr:`ModernStudy.seconds`)."""
+    out = []
+    for name, total in seconds.items():
+        data, loss, method = name.split("/")
+        models = repeats[method] * n_epsilons
+        out.append({"data": data, "loss": loss, "method": method, "seconds": float(total), "models": models,
+                    "per_model": float(total) / models, "per_fit": float(total) / (models * n_candidates)})
     return pd.DataFrame(out)
