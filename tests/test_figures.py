@@ -82,3 +82,32 @@ def test_real_study_figure_has_a_panel_per_setting_and_its_legend_outside(figure
     assert not figures.legend_covered_points(fig)
     titles = [ax.get_title() for ax in fig.axes]
     assert titles[0].startswith("Adult, logistic regression") and titles[-1].startswith("KDDCup99, Huber SVM")
+
+
+def _modern_points():
+    import pandas as pd
+
+    rows = []
+    for data in ("adult", "kdd"):
+        for loss in ("logistic", "huber"):
+            for i, method in enumerate(("objective", "sensitivity", "gaussian_output", "gaussian_objective", "amp",
+                                        "dpsgd")):
+                for eps in (0.01, 0.1, 1.0, 10.0):
+                    mean = 0.15 + 0.2 / (1 + 10 * eps) + 0.01 * i
+                    rows.append({"data": data, "loss": loss, "method": method, "epsilon": eps, "mean": mean,
+                                 "ci_low": mean - 0.01, "ci_high": mean + 0.01, "repeats": 10})
+    references = pd.DataFrame([{"data": d, "loss": loss, "chance": 0.24, "error_nonprivate_best": 0.15}
+                               for d in ("adult", "kdd") for loss in ("logistic", "huber")])
+    return pd.DataFrame(rows), references
+
+
+def test_modern_study_figure_has_every_contender_and_its_legend_outside(figures, plt):
+    points, references = _modern_points()
+    fig = figures.modern_study_figure(points, references)
+    assert len(fig.axes) == 4 and len(fig.legends) == 1
+    assert not figures.legend_covered_points(fig)
+    labels = [text.get_text() for text in fig.legends[0].get_texts()]
+    assert len(labels) == 6 + 2 and any(label.startswith("DP-SGD") for label in labels)
+    # each contender's style differs from every other's (colour and line together)
+    styles = [(colour, line) for colour, line, _ in figures.CONTENDER_STYLES.values()]
+    assert len(set(map(str, styles))) == len(styles)

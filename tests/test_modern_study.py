@@ -75,3 +75,28 @@ def test_the_record_round_trips_and_its_check_fails_on_a_change(tmp_path):
 def test_unknown_contenders_are_refused():
     with pytest.raises(ValueError, match="unknown contenders"):
         run_modern_study(contenders=("objective", "magic"), data={"adult": _dataset()}, datasets=("adult",))
+
+
+def test_counts_recommendations_and_costs_read_the_comparisons():
+    from dplr.replication.modern.study import costs, points, recommendations, verdict_counts
+    rows = pd.concat([_rows(-0.05), _rows(0.05).query("method == 'dpsgd'").assign(method="amp"),
+                      _rows(0.0, seed=3).query("method == 'dpsgd'").assign(method="sensitivity")], ignore_index=True)
+    comparisons = paired_comparisons(rows)
+    counts = verdict_counts(comparisons).set_index("method")
+    assert counts.loc["dpsgd", "better"] == 1 and counts.loc["amp", "worse"] == 1
+    assert counts.loc["sensitivity", "no_difference"] == 1
+    advice = recommendations(comparisons, points(rows)).iloc[0]
+    assert advice.use == "dpsgd" and advice.shown_worse == ("amp",) and advice.not_distinguished == ("sensitivity",)
+    cost = costs({"x/logistic/dpsgd": 20.0}, {"dpsgd": 2}, n_epsilons=5).iloc[0]
+    assert cost.models == 10 and cost.per_model == 2.0 and cost.per_fit == 0.4
+
+
+def test_error_and_comparison_tables(tmp_path):
+    from dplr.replication.modern.study import points
+    from dplr.replication.tables import modern_comparison_table, modern_error_table
+    rows = _rows(-0.05)
+    errors = modern_error_table(points(rows), "x", name="t-errors")
+    assert errors.columns == ["loss", "ε", "Alg. 2", "DP-SGD"] and errors.cells[0][1] == "1"
+    comparison = modern_comparison_table(paired_comparisons(rows), "x", name="t-comparisons")
+    assert comparison.columns == ["loss", "ε", "DP-SGD"] and comparison.cells[0][2].endswith("better")
+    assert comparison.cells[0][2].startswith("-0.05")
