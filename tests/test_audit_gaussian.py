@@ -21,7 +21,7 @@ from dplr.analysis.auditable import (
 from dplr.analysis.neighbours import NeighbouringPair
 from dplr.analysis.privacy_loss_search import worst_case_objective_perturbation_privacy_loss
 from dplr.analysis.sensitivity import anchored_sensitivity_search
-from dplr.dpsgd import dpsgd_noise_multiplier
+from dplr.dpsgd import dpsgd_epsilon, dpsgd_noise_multiplier
 from dplr.gaussian import analytic_gaussian_sigma
 
 N = 40_000
@@ -34,6 +34,9 @@ DPSGD_PAIR = NeighbouringPair.from_records(np.zeros((9, 1)), np.ones(9), [1.0], 
 # sigma = dpsgd_noise_multiplier(1.0, 1e-5, 0.5, 3) with dp-accounting 0.6.0 (PLD, replace one): 6.4463; fixed here
 # so that the audits need no accountant (the accounting test below recomputes it).
 DPSGD_SIGMA = 6.446323377535616
+# sigma = dpsgd_noise_multiplier(1.0, 1e-5, 0.05, 3), the same at a tenth of the rate: what WrongRateDPSGD(parts=10)
+# hands the accountant while it samples at 0.5 (its accounting test below recomputes it).
+WRONG_RATE_SIGMA = 1.1387886347566916
 
 
 def test_audit_coverage_on_a_tight_gaussian_mechanism():
@@ -113,8 +116,31 @@ def test_dpsgd_passes_and_without_clipping_fails():
     assert bad.refutes(1.0)
 
 
+def test_dpsgd_accounted_at_a_tenth_of_its_rate_fails():
+    # The setting of test_dpsgd_passes_and_without_clipping_fails, where the correct DP-SGD is not refuted (at
+    # alpha = 1e-3); only the rate given to the accountant differs. seeds 0-9 at alpha = 0.05: mean 3.554, sd 0.200
+    bad = audit(broken.WrongRateDPSGD(WRONG_RATE_SIGMA, 0.1, 0.5, 3, 1.0, parts=10), DPSGD_PAIR, N, delta=1e-5,
+                batch_size=BATCH, random_state=63)
+    assert bad.refutes(1.0)
+
+
 def test_dpsgd_claim_is_the_accountants():
     pytest.importorskip("dp_accounting")  # the optional extra dplr[accounting]
     assert dpsgd_noise_multiplier(1.0, 1e-5, 0.5, 3, rtol=1e-2) == pytest.approx(DPSGD_SIGMA, rel=1e-2)
     mech = broken.UnclippedDPSGD(DPSGD_SIGMA, 0.1, 0.5, 3, 1.0)
     assert mech.epsilon(1e-5) <= 1.0  # the broken variant claims what the correct one does
+
+
+def test_wrong_rate_claim_is_the_slipped_accountants():
+    pytest.importorskip("dp_accounting")  # the optional extra dplr[accounting]
+    # what dpsgd_noise_multiplier(1.0, 1e-5, 0.05, 3) returns, by its definition: the claim holds at the fixed sigma and
+    # fails 1 % below it (epsilon decreases in sigma)
+    assert dpsgd_epsilon(WRONG_RATE_SIGMA / 1.01, 0.05, 3, 1e-5) > 1.0
+    mech = broken.WrongRateDPSGD(WRONG_RATE_SIGMA, 0.1, 0.5, 3, 1.0, parts=10)
+    assert mech.claimed_rate == 0.05
+    assert mech.epsilon(1e-5) <= 1.0  # what it claims
+    # the accountant at the rate actually used bounds its epsilon by far more (an upper bound, not a refutation:
+    # the audit above is the refutation)
+    assert dpsgd_epsilon(WRONG_RATE_SIGMA, 0.5, 3, 1e-5) > 5.0
+    with pytest.raises(ValueError, match="parts"):
+        broken.WrongRateDPSGD(WRONG_RATE_SIGMA, 0.1, 0.5, 3, 1.0, parts=0)

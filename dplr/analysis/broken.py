@@ -27,6 +27,9 @@ them as ``from dplr.analysis import broken``. Each is built from the library's o
 * :class:`UnclippedDPSGD` -- DP-SGD whose per-example gradients are not clipped, with the accountant's ε for
   clipping norm :math:`C`; a record whose gradient exceeds :math:`C` moves the output by more than the noise
   was calibrated for.
+* :class:`WrongRateDPSGD` -- DP-SGD that samples its lots at rate :math:`q` but takes its noise multiplier from the
+  accountant at the rate :math:`q/k` (the lot size over all :math:`n` records, while it trains on one of :math:`k`
+  parts); the noise is about :math:`k` times too small for small :math:`q`.
 """
 from __future__ import annotations
 
@@ -40,7 +43,7 @@ from dplr.analysis.lasso import l1_logistic_regression
 from dplr.analysis.neighbours import NeighbouringPair
 from dplr.analysis.privacy_loss import sensitivity_method_max_privacy_loss
 from dplr.calibration import sensitivity_method_noise_rate
-from dplr.dpsgd import dpsgd_train
+from dplr.dpsgd import dpsgd_epsilon, dpsgd_noise_multiplier, dpsgd_train
 from dplr.gaussian import (
     approximate_minima_perturbation_calibration,
     gaussian_objective_perturbation_calibration,
@@ -49,7 +52,7 @@ from dplr.gaussian import (
 from dplr.losses import get_loss
 from dplr.mechanisms import IsotropicGaussian, VectorLaplace
 from dplr.solver import solve_regularized_erm
-from dplr.validation import check_random_state
+from dplr.validation import check_positive_integer, check_random_state
 
 __all__ = [
     "HalfScaleSensitivityMethod",
@@ -60,6 +63,7 @@ __all__ = [
     "NoRidgeGaussianObjectivePerturbation",
     "no_ridge_approximate_minima_perturbation",
     "UnclippedDPSGD",
+    "WrongRateDPSGD",
 ]
 
 
@@ -214,6 +218,52 @@ class UnclippedDPSGD(DPSGDMechanism):
         return dpsgd_train(X, y, self.noise_multiplier, self.clip_norm, self.sampling_rate, self.steps,
                            self.learning_rate, self.lam, self.loss, n_draws=size, random_state=random_state,
                            clip=False)
+
+
+@dataclass(frozen=True)
+class WrongRateDPSGD(DPSGDMechanism):
+    r"""BROKEN. DP-SGD that samples lots at rate :math:`q` and is accounted at the rate :math:`q/k` (``parts`` :math:`= k`).
+
+    The slip: a protocol that trains on one of :math:`k` parts of the data (Algorithm 3 of JMLR 2011 trains each
+    candidate on its own part; so does any k-fold tuning) keeps the lot size :math:`L` and hands the accountant the
+    rate :math:`L/n` over all :math:`n` records, while each record of the part of :math:`n/k` records joins a lot with
+    probability :math:`q = L/(n/k) = kL/n`. Calling it (as :class:`~dplr.analysis.auditable.DPSGDMechanism`) trains
+    DP-SGD at the true rate :math:`q`; the noise multiplier is the accountant's for :math:`q/k` (:meth:`calibrated`),
+    and :meth:`epsilon` reports what that accountant claims.
+
+    Why it breaks: privacy amplification by subsampling is what lets DP-SGD add little noise, and it is paid for by
+    the rate. In the small-:math:`q` regime Abadi et al. (CCS 2016, Theorem 1) need
+    :math:`\sigma \ge c_2\,q\sqrt{T\log(1/\delta)}/\varepsilon`: :math:`\sigma` is proportional to :math:`q`, so the
+    :math:`\sigma` of rate :math:`q/k` is about :math:`k` times too small for rate :math:`q`. (At large :math:`q` the
+    factor is smaller: at :math:`q = 0.5`, :math:`T = 3`, (1, 10⁻⁵) and replace-one neighbours the PLD accountant of
+    dp-accounting 0.6.0 gives :math:`\sigma` = 6.45 for :math:`q` and 1.14 for :math:`q/10`.) The record is in more
+    lots than the accountant assumes, and each of its steps is a Gaussian mechanism with too little noise.
+    """
+
+    parts: int = 10
+
+    def __post_init__(self):
+        check_positive_integer(self.parts, "parts")
+
+    @property
+    def claimed_rate(self) -> float:
+        """The rate the accountant is given, :math:`q/k`."""
+        return self.sampling_rate / self.parts
+
+    def epsilon(self, delta, neighbouring="replace", accountant="pld") -> float:
+        """What the slipped accountant claims: :func:`dplr.dpsgd.dpsgd_epsilon` at :attr:`claimed_rate`, not at the rate used."""
+        return dpsgd_epsilon(self.noise_multiplier, self.claimed_rate, self.steps, delta, neighbouring, accountant)
+
+    @classmethod
+    def calibrated(cls, epsilon, delta, clip_norm, sampling_rate, steps, learning_rate, lam=0.0, loss="logistic",
+                   parts=10, neighbouring="replace", accountant="pld") -> "WrongRateDPSGD":
+        r"""The broken calibration: :math:`\sigma` = :func:`dplr.dpsgd.dpsgd_noise_multiplier` for (ε, δ) at rate ``sampling_rate / parts``.
+
+        Needs the extra ``dplr[accounting]``; the bisection calls the accountant about a dozen times.
+        """
+        parts = check_positive_integer(parts, "parts")
+        sigma = dpsgd_noise_multiplier(epsilon, delta, sampling_rate / parts, steps, neighbouring, accountant)
+        return cls(sigma, clip_norm, sampling_rate, steps, learning_rate, lam, loss, parts)
 
 
 @dataclass(frozen=True)
