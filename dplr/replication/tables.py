@@ -293,7 +293,7 @@ def modern_error_table(points, key, name, caption=None):
         for m in methods:
             mean = wide.loc[(loss, eps), ("mean", m)]
             half = (wide.loc[(loss, eps), ("ci_high", m)] - wide.loc[(loss, eps), ("ci_low", m)]) / 2
-            row[CONTENDER_NAMES[m]] = "" if math.isnan(mean) else f"{mean:.3f} ± {half:.3f}"
+            row[CONTENDER_NAMES[m]] = "" if math.isnan(mean) else f"{mean:.3f}±{half:.3f}"
         rows.append(row)
     return result_table(rows, name=name, caption=caption, right=["ε"] + [CONTENDER_NAMES[m] for m in methods],
                         compact=True)
