@@ -100,3 +100,11 @@ def test_error_and_comparison_tables(tmp_path):
     comparison = modern_comparison_table(paired_comparisons(rows), "x", name="t-comparisons")
     assert comparison.columns == ["loss", "ε", "DP-SGD"] and comparison.cells[0][2].endswith("better")
     assert comparison.cells[0][2].startswith("-0.05")
+
+
+def test_equal_differences_that_differ_in_their_last_bit_are_equal():
+    from dplr.replication.statistics import paired_t_test
+    diff = np.array([0.3 - 0.1, 0.4 - 0.2, 0.5 - 0.3])  # all 0.2, not bitwise
+    assert np.ptp(diff) > 0
+    low, high, p = paired_t_test(diff)
+    assert low == high == pytest.approx(0.2) and p == 0.0
