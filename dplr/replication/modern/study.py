@@ -116,8 +116,10 @@ def run_modern_study(datasets=DATASETS, losses=LOSSES, contenders=tuple(CONTENDE
             for name in contenders:
                 groups[f"{key}/{loss}/{name}"] = [(run_contender, (key, loss, name, *loaded[key], epsilons,
                                                                    repeats[name], seed, threads))]
-    # the longest experiments first (Huber before logistic, KDDCup99 before Adult), so the workers finish together
-    order = sorted(groups, key=lambda g: (g.split("/")[1] != "huber", g.split("/")[0] != "kdd"))
+    # the longest experiments first (DP-SGD, then Huber before logistic, KDDCup99 before Adult), so the workers
+    # finish together
+    order = sorted(groups, key=lambda g: (g.split("/")[2] != "dpsgd", g.split("/")[1] != "huber",
+                                          g.split("/")[0] != "kdd"))
     done = run_call_groups({g: groups[g] for g in order}, n_jobs=(n_jobs or default_threads()) if use_processes else 1)
     rows = pd.concat([done[g][0][0] for g in groups], ignore_index=True)
     seconds = {g: round(done[g][0][1], 1) for g in groups}
