@@ -317,7 +317,10 @@ def modern_comparison_table(comparisons, key, name, caption=None, reference="obj
                 continue
             c = cells.loc[(loss, eps, m)]
             word = "~" if c.verdict == "no difference shown" else ("better" if c.verdict.startswith(m) else "worse")
-            row[CONTENDER_NAMES[m]] = f"{_signed(c.mean_difference)} {word}"
+            shown = _signed(c.mean_difference)
+            if shown == "0.000" and word != "~":  # a supported difference below 0.0005: one more digit shows its sign
+                shown = f"{c.mean_difference:+.4f}"
+            row[CONTENDER_NAMES[m]] = f"{shown} {word}"
         rows.append(row)
     return result_table(rows, name=name, caption=caption, right=["ε"] + [CONTENDER_NAMES[m] for m in methods],
                         compact=True)
