@@ -161,6 +161,17 @@ def legend_below(fig, ax=None, ncols=None, **kwargs):
 REAL_NAMES = {"adult": "Adult", "kdd": "KDDCup99", "logistic": "logistic regression", "huber": "Huber SVM"}
 
 
+def _legend_below_panels(fig, axes, ncols):
+    """One legend below a grid of panels (each label once, from the first panel that has it), checked."""
+    handles = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncols=ncols, fontsize="small")
+    check_legends(fig)
+    return fig
+
+
 def real_study_figure(points, references, part, epsilons=(0.1, 1.0)):
     """The real-data study (:mod:`dplr.replication.real.study`) in one figure, shared by the chapter and the CLI.
 
@@ -203,13 +214,7 @@ def real_study_figure(points, references, part, epsilons=(0.1, 1.0)):
                 ax.set_xlabel("privacy level ε" if part == "tradeoff" else "training records n")
             if col == 0:
                 ax.set_ylabel("test error")
-    handles = {}
-    for ax in axes.flat:
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(label, handle)
-    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncols=3, fontsize="small")
-    check_legends(fig)
-    return fig
+    return _legend_below_panels(fig, axes, ncols=3)
 
 
 #: The contenders of :mod:`dplr.replication.modern` (and diffprivlib's recorded run): colour, line, legend label.
@@ -253,10 +258,4 @@ def modern_study_figure(points, references):
                 ax.set_xlabel("privacy level ε")
             if col == 0:
                 ax.set_ylabel("test error")
-    handles = {}
-    for ax in axes.flat:
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(label, handle)
-    fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncols=2, fontsize="small")
-    check_legends(fig)
-    return fig
+    return _legend_below_panels(fig, axes, ncols=2)

@@ -13,7 +13,7 @@ from dplr.datasets import load_adult, load_kddcup99
 from dplr.replication.seeding import task_stream
 
 __all__ = ["DATASETS", "LOSSES", "HUBER_H", "DEFAULT_SEED", "KDD_SIZES", "LAMBDAS", "EPSILONS", "load_data",
-           "tradeoff_stream"]
+           "study_data", "tradeoff_stream"]
 
 #: The data sets: UCI Adult (its own split) and a sample of KDDCup99's 10 % file.
 DATASETS = ("adult", "kdd")
@@ -38,6 +38,18 @@ def load_data(key, seed=DEFAULT_SEED):
     if key == "kdd":
         return load_kddcup99(*KDD_SIZES, download=False, random_state=task_stream(seed, "kdd", "sample"))
     raise ValueError(f"unknown data set {key!r}; choose from {DATASETS}.")
+
+
+def study_data(key, seed=DEFAULT_SEED, data=None, subsample=None):
+    """``(X, y, X_test, y_test)`` of data set ``key`` as a study uses it: ``data[key]`` (a loaded
+    :class:`~dplr.datasets.uci.RealDataset`) if given, else :func:`load_data`; ``subsample`` (an integer) keeps that
+    many training records, drawn from the seed's stream (tests, quick looks)."""
+    dataset = (data or {}).get(key) or load_data(key, seed)
+    X, y = dataset.X_train, dataset.y_train
+    if subsample is not None:
+        keep = task_stream(seed, key, "subsample").permutation(len(y))[:int(subsample)]
+        X, y = X[keep], y[keep]
+    return X, y, dataset.X_test, dataset.y_test
 
 
 def tradeoff_stream(seed, key, loss):

@@ -30,14 +30,13 @@ import pandas as pd
 from dplr.algorithms import standard_erm
 from dplr.datasets import majority_error
 from dplr.dpsgd import clear_calibration_cache
+from dplr.losses import get_loss
 from dplr.replication.modern.contenders import CONTENDERS, learner
-from dplr.replication.real_data import (DATASETS, DEFAULT_SEED, HUBER_H, LAMBDAS, LOSSES, load_data,
+from dplr.replication.real_data import (DATASETS, DEFAULT_SEED, HUBER_H, LAMBDAS, LOSSES, study_data,
                                         tradeoff_stream)
 from dplr.replication.real_data import EPSILONS as REAL_EPSILONS
 from dplr.replication.runner import active_client, run_call_groups
-from dplr.replication.seeding import task_stream
 from dplr.replication.statistics import holm, paired_t_test, t_interval
-from dplr.losses import get_loss
 from dplr.threads import default_threads
 from dplr.tuning import private_tuning_with, test_error
 
@@ -106,12 +105,7 @@ def run_modern_study(datasets=DATASETS, losses=LOSSES, contenders=tuple(CONTENDE
     threads = 1 if use_processes else n_jobs
     loaded, groups = {}, {}
     for key in datasets:
-        dataset = (data or {}).get(key) or load_data(key, seed)
-        X, y = dataset.X_train, dataset.y_train
-        if subsample is not None:
-            keep = task_stream(seed, key, "subsample").permutation(len(y))[:int(subsample)]
-            X, y = X[keep], y[keep]
-        loaded[key] = (X, y, dataset.X_test, dataset.y_test)
+        loaded[key] = study_data(key, seed, data, subsample)
         for loss in losses:
             for name in contenders:
                 groups[f"{key}/{loss}/{name}"] = [(run_contender, (key, loss, name, *loaded[key], epsilons,

@@ -37,7 +37,7 @@ import pandas as pd
 from dplr.algorithms import standard_erm
 from dplr.datasets import majority_error
 from dplr.replication.real_data import (DATASETS, DEFAULT_SEED, EPSILONS, HUBER_H, LAMBDAS, LOSSES,
-                                        load_data, tradeoff_stream)
+                                        load_data, study_data, tradeoff_stream)
 from dplr.replication.runner import active_client, run_call_groups
 from dplr.replication.seeding import task_stream
 from dplr.replication.statistics import holm, paired_t_test, t_interval
@@ -131,12 +131,7 @@ def run_real_study(datasets=DATASETS, losses=LOSSES, n_repeats=DEFAULT_REPEATS, 
     use_processes = processes or active_client() is not None
     threads = 1 if use_processes else n_jobs
     for key in datasets:
-        dataset = (data or {}).get(key) or load_data(key, seed)
-        X, y = dataset.X_train, dataset.y_train
-        if subsample is not None:
-            keep = task_stream(seed, key, "subsample").permutation(len(y))[:int(subsample)]
-            X, y = X[keep], y[keep]
-        loaded[key] = (X, y, dataset.X_test, dataset.y_test)
+        loaded[key] = X, y, _, _ = study_data(key, seed, data, subsample)
         for loss in losses:
             order = task_stream(seed, key, loss, "order").permutation(len(y))
             takes = [None] + [order[: int(len(y) * f)] for f in sizes if f < 1.0]
