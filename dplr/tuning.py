@@ -42,7 +42,7 @@ import pandas as pd
 
 from dplr.algorithms import objective_perturbation_noise, sensitivity_method_noise, standard_erm
 from dplr.losses import get_loss
-from dplr.solver import solve_on_part
+from dplr.solver import solve_on_parts
 from dplr.threads import default_threads, one_blas_thread, thread_map
 from dplr.validation import (
     check_epsilon,
@@ -106,10 +106,12 @@ def test_error(coef, X, y):
     ``coef`` of shape (d,) gives a float; of shape (k, d), an array of k error rates.
     """
     scores = np.asarray(X, dtype=float) @ np.asarray(coef, dtype=float).T
-    predictions = np.where(scores > 0, 1.0, -1.0)
     y = np.asarray(y, dtype=float)
-    wrong = predictions != (y if scores.ndim == 1 else y[:, None])
-    return float(wrong.mean()) if scores.ndim == 1 else wrong.mean(axis=0)
+    if np.all((y == 1.0) | (y == -1.0)):  # labels in {-1, +1}: compare signs, no arrays of predictions
+        wrong = (scores > 0) != (y > 0 if scores.ndim == 1 else (y > 0)[:, None])
+    else:
+        wrong = np.where(scores > 0, 1.0, -1.0) != (y if scores.ndim == 1 else y[:, None])
+    return float(np.count_nonzero(wrong) / y.size) if scores.ndim == 1 else np.count_nonzero(wrong, axis=0) / y.size
 
 
 test_error.__test__ = False  # a helper, not a pytest test
@@ -194,24 +196,29 @@ def _named_stream(root, method, eps):
     return np.random.default_rng(np.random.SeedSequence(root.entropy, spawn_key=key))
 
 
-def _solve_part(X, y, lam, objective_rngs, loss, with_erm):
-    r"""All solves one part needs, sharing one Hessian: the non-private minimiser and one Algorithm 2 run per ε.
+def _solve_run(X, y, lambdas, parts, objective_rngs, loss, with_erm):
+    r"""All solves one run needs: on each part, the non-private minimiser and one Algorithm 2 run per ε.
 
-    ``objective_rngs`` maps ε to the stream of its Algorithm 2 draw
-    (:func:`dplr.algorithms.objective_perturbation_noise`). :func:`dplr.solver.solve_on_part` computes the
-    unperturbed minimiser (the start of every perturbed problem, and Algorithm 1's :math:`w^*`), one Hessian
-    there, and solves every ε's problem, whatever its :math:`\Delta`, around it. Each minimiser depends only on
-    its own draw and the part, not on which other problems share the batch. Returns ``(w_star or None,
-    {epsilon: w})``.
+    ``objective_rngs[i]`` maps ε to the stream of part ``i``'s Algorithm 2 draw
+    (:func:`dplr.algorithms.objective_perturbation_noise`). :func:`dplr.solver.solve_on_parts` computes each
+    part's unperturbed minimiser (the start of its perturbed problems, and Algorithm 1's :math:`w^*`), one
+    Hessian there, and solves every ε's problem, whatever its :math:`\Delta`, around it. Each minimiser depends
+    only on its own draw and its part, not on which other problems share the batch. Returns one ``(w_star or
+    None, {epsilon: w})`` per part.
     """
-    n, d = X.shape
-    noise, deltas = [], []
-    for eps, rng in objective_rngs.items():
-        b, calibration = objective_perturbation_noise(n, d, eps, lam, loss, random_state=rng, check_input=False)
-        noise.append(b)
-        deltas.append(calibration.delta)
-    solution = solve_on_part(X, y, lam, loss, np.reshape(noise, (-1, d)), np.array(deltas))
-    return (solution.w0 if with_erm else None), dict(zip(objective_rngs, solution.coef))
+    d = X.shape[1]
+    problems = []
+    for part, lam, rngs in zip(parts, lambdas, objective_rngs):
+        noise, deltas = [], []
+        for eps, rng in rngs.items():
+            b, calibration = objective_perturbation_noise(len(part), d, eps, lam, loss, random_state=rng,
+                                                          check_input=False)
+            noise.append(b)
+            deltas.append(calibration.delta)
+        problems.append((X[part], y[part], lam, np.reshape(noise, (-1, d)), np.array(deltas)))
+    solutions = solve_on_parts(problems, loss)
+    return [((solution.w0 if with_erm else None), dict(zip(rngs, solution.coef)))
+            for solution, rngs in zip(solutions, objective_rngs)]
 
 
 def _candidates(method, eps, solved, run, lambdas, loss, d):
@@ -228,7 +235,7 @@ def _candidates(method, eps, solved, run, lambdas, loss, d):
 def _error_counts(candidates, X_val, y_val):
     """Errors of each row of ``candidates`` on the held-out part: the counts z of step 3 (one matrix product)."""
     scores = X_val @ candidates.T
-    return np.sum(np.where(scores > 0, 1.0, -1.0) != y_val[:, None], axis=0).astype(int)
+    return np.count_nonzero((scores > 0) != (y_val > 0)[:, None], axis=0).astype(int)  # labels in {-1, +1}
 
 
 def _select(z, epsilon, rng):
@@ -237,19 +244,16 @@ def _select(z, epsilon, rng):
 
 
 def _solve_runs(X, y, lambdas, runs, epsilons, methods, loss, n_jobs):
-    """Solve every part of every run, parts on threads (BLAS on one thread): ``solved[r][i]``."""
+    """Solve every part of every run, runs on threads (BLAS on one thread): ``solved[r][i]``."""
     m = len(lambdas)
 
-    def part_task(key):
-        r, i = key
-        run = runs[r]
-        rngs = {eps: run.streams["objective"][eps][i] for eps in epsilons} if "objective" in methods else {}
-        return _solve_part(X[run.parts[i]], y[run.parts[i]], lambdas[i], rngs, loss, "sensitivity" in methods)
+    def run_task(run):
+        rngs = [{eps: run.streams["objective"][eps][i] for eps in epsilons} if "objective" in methods else {}
+                for i in range(m)]
+        return _solve_run(X, y, lambdas, run.parts[:m], rngs, loss, "sensitivity" in methods)
 
-    keys = [(r, i) for r in range(len(runs)) for i in range(m)]
     with one_blas_thread():
-        solved = dict(zip(keys, thread_map(part_task, keys, n_jobs)))
-    return [[solved[(r, i)] for i in range(m)] for r in range(len(runs))]
+        return thread_map(run_task, runs, n_jobs)
 
 
 def private_lambda_selection(X, y, lambdas, epsilon, method="objective", loss="logistic", huber_h=0.5,

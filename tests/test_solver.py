@@ -240,3 +240,69 @@ def test_shared_part_solver_does_not_depend_on_the_batch():
         alone = solve_on_part(X, y, 0.01, get_loss("logistic"), B[rows], deltas[rows], tol=1e-10)
         np.testing.assert_allclose(alone.coef, whole.coef[rows], rtol=0, atol=1e-12)
     assert solve_on_part(X, y, 0.01, get_loss("logistic"), B[:0], deltas[:0]).coef.shape == (0, 4)
+
+
+def _parts_with_duplicates(seed):
+    """Parts of Algorithm 3's shape: different sizes and lambdas, some drawn from a small pool of rows (repeats)."""
+    rng = np.random.default_rng(seed)
+    X, y = _problem(900, 6, seed)
+    pool = rng.integers(0, 60, size=500)  # 500 records, at most 60 distinct
+    sources = [(X[:300], y[:300]), (X[pool], y[pool]), (X[300:340], y[300:340]), (X[pool[:200]], y[pool[:200]])]
+    parts = []
+    for i, ((Xp, yp), lam) in enumerate(zip(sources, (0.003, 0.01, 0.03, 0.1))):
+        B = sample_vector_laplace(0.05 * (i + 1), 6, size=3, random_state=seed + i)
+        parts.append((Xp, yp, lam, B, np.array([0.0, 0.02, 0.0])))
+    return parts
+
+
+@pytest.mark.parametrize("loss", ["logistic", "huber"])
+def test_parts_solved_together_are_each_the_part_solved_alone(loss, monkeypatch):
+    # solve_on_parts shares the steps' bookkeeping, never a number: every part's solution bit for bit, in one group
+    # or in many
+    from dplr.solver import shared, solve_on_parts
+    parts = _parts_with_duplicates(51)
+    alone = [solve_on_part(X, y, lam, get_loss(loss), B, d) for X, y, lam, B, d in parts]
+    together = solve_on_parts(parts, get_loss(loss))
+    monkeypatch.setattr(shared, "GROUP_ELEMENTS", 2000)  # every part alone, or two small ones together
+    grouped = solve_on_parts(parts, get_loss(loss))
+    for one, *others in zip(alone, together, grouped):
+        for other in others:
+            np.testing.assert_array_equal(other.w0, one.w0)
+            np.testing.assert_array_equal(other.coef, one.coef)
+            assert other.n_hessians == one.n_hessians
+
+
+@pytest.mark.parametrize("loss", ["logistic", "huber"])
+def test_folded_duplicates_give_the_reference_minimisers(loss):
+    # a part of 500 records with at most 60 distinct rows: the solver folds them, the objective is the same
+    from dplr.solver.shared import _fold_duplicates
+    Xp, yp, lam, B, deltas = _parts_with_duplicates(52)[1]
+    distinct, counts = _fold_duplicates(Xp * yp[:, None])
+    assert counts is not None and len(distinct) <= 60 and counts.sum() == len(yp)
+    part = solve_on_part(Xp, yp, lam, get_loss(loss), B, deltas, tol=1e-10)
+    problem = RegularizedERM(Xp * yp[:, None], lam, get_loss(loss), b=B, delta=deltas)
+    reference = damped_newton(problem, np.zeros_like(B))
+    assert reference.converged and np.all(part.grad_norm <= 1e-10)
+    np.testing.assert_allclose(part.coef, reference.coef, rtol=0, atol=1e-10 / lam)
+
+
+def test_folding_checks_its_hash_and_survives_collisions(monkeypatch):
+    # rows grouped by a hash are compared exactly; with every hash equal (all collide) the exact fallback folds the
+    # same rows with the same counts, in order of first occurrence
+    from dplr.solver import shared
+    Xp, yp, *_ = _parts_with_duplicates(53)[1]
+    Xy = Xp * yp[:, None]
+    distinct, counts = shared._fold_duplicates(Xy)
+    monkeypatch.setattr(shared, "_row_hash", lambda rows: np.zeros(len(rows)))
+    again, again_counts = shared._fold_duplicates(Xy)
+    np.testing.assert_array_equal(again, distinct)
+    np.testing.assert_array_equal(again_counts, counts)
+    first = [int(np.flatnonzero((Xy == row).all(axis=1))[0]) for row in distinct]
+    assert first == sorted(first)  # distinct rows in order of first occurrence
+    for row, count in zip(distinct, counts):
+        assert count == np.sum((Xy == row).all(axis=1))
+    # nearly all rows distinct: nothing folded, whether the hash separates them or not
+    X, y = _problem(200, 5, 54)
+    assert shared._fold_duplicates(X * y[:, None])[1] is None
+    monkeypatch.undo()
+    assert shared._fold_duplicates(X * y[:, None])[1] is None

@@ -9,11 +9,13 @@ Two, with one job each:
 * :func:`damped_newton` -- the reference (:mod:`dplr.solver.reference`): a plain damped Newton
   method on any :class:`~dplr.objective.RegularizedERM`, including one data set per problem; the
   sensitivity searches use it, and the tests hold the fast path to it.
-* :func:`solve_on_part` -- (:mod:`dplr.solver.shared`) the unperturbed and many perturbed problems, each
-  with its own :math:`\Delta`, on one part of the data around one shared Hessian: private tuning's path.
+* :func:`solve_on_part` and :func:`solve_on_parts` -- (:mod:`dplr.solver.shared`) the unperturbed and many
+  perturbed problems, each with its own :math:`\Delta`, on one part of the data around one shared Hessian (or on
+  the parts of one run together): private tuning's path.
 """
 from dplr.solver.batched import SolverResult, solve_regularized_erm
 from dplr.solver.reference import NewtonResult, damped_newton
-from dplr.solver.shared import PartSolution, solve_on_part
+from dplr.solver.shared import PartSolution, solve_on_part, solve_on_parts
 
-__all__ = ["SolverResult", "solve_regularized_erm", "NewtonResult", "damped_newton", "PartSolution", "solve_on_part"]
+__all__ = ["SolverResult", "solve_regularized_erm", "NewtonResult", "damped_newton", "PartSolution", "solve_on_part",
+           "solve_on_parts"]
