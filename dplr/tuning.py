@@ -28,9 +28,9 @@ practice, which is not differentially private.
 One implementation of Algorithm 3 serves both entry points: :func:`private_lambda_selection` is one
 run of it, :func:`private_tuning_experiment` many runs with several ε and both private methods sharing
 each run's split (common random numbers). A run's randomness is planned first (the split and one
-stream per candidate and per selection), then the parts are solved -- all problems of a part in one
-batch -- and the candidates selected. (This module is over 400 lines: the two forms of Algorithm 3 share their
-planning and selection, which belong beside them.)
+stream per candidate and per selection), then the parts are solved -- all problems of a run's parts
+together (:func:`dplr.solver.solve_on_parts`) -- and the candidates selected. (This module is over 400 lines: the
+two forms of Algorithm 3 share their planning and selection, which belong beside them.)
 """
 from __future__ import annotations
 
@@ -305,8 +305,8 @@ def private_tuning_experiment(X, y, X_test, y_test, lambdas, epsilons, n_repeats
     Each repeat is one ``_Run``: one random split of ``(X, y)`` into ``len(lambdas) + 1`` parts,
     shared by all ε and both methods (common random numbers: the curves differ only through ε and the
     method). The non-private minimisers on the parts are computed once per repeat and reused by
-    Algorithm 1 for every ε; Algorithm 2 solves one perturbed problem per part and ε, all of a part's
-    problems in one batch. Noise and selection draw from independent streams spawned from
+    Algorithm 1 for every ε; Algorithm 2 solves one perturbed problem per part and ε, all problems of a
+    repeat's parts together. Noise and selection draw from independent streams spawned from
     ``random_state``, so the result does not depend on ``n_jobs`` (threads; ``None``: every core).
     A repeat with one method and one ε is exactly :func:`private_lambda_selection` on the repeat's stream.
 

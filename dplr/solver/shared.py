@@ -58,7 +58,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from dplr.solver.batched import SINGLE_PRECISION_REG
 
-__all__ = ["PartSolution", "solve_on_part", "solve_on_parts", "GROUP_ELEMENTS", "DISTINCT_FRACTION", "REFRESH_RATIO", "MEMORY", "NEGLIGIBLE"]
+__all__ = ["PartSolution", "solve_on_part", "solve_on_parts", "GROUP_ELEMENTS", "DISTINCT_FRACTION", "REFRESH_RATIO",
+           "MEMORY", "NEGLIGIBLE"]
 
 #: A step that shrinks the gradient norm by less than this factor earns the problem its own exact Hessian.
 REFRESH_RATIO = 0.5
@@ -220,7 +221,8 @@ def _iterate(data, parts_of, W, B, lam, shift, shared, loss, tol, max_iter):
             for a, b, Zp in Z_try if slow.size else ():  # Newton from here for the slow ones: the exact Hessian,
                 for t in np.flatnonzero(np.isin(rows[a:b], slow)):
                     j = rows[a + t]
-                    own[j] = cho_factor(_hessian(data[parts_of[j]], loss.second_derivative(Zp[t]), reg[j]), check_finite=False)
+                    hessian = _hessian(data[parts_of[j]], loss.second_derivative(Zp[t]), reg[j])
+                    own[j] = cho_factor(hessian, check_finite=False)
                     rho[j] = 0.0  # and the memory restarted
                     n_hessians[j] += 1
             pending = pending[~ok]
@@ -246,7 +248,8 @@ class _Part:
 
 
 def _row_hash(Xy):
-    """One number per row, equal for equal rows: the rows' products with a fixed vector of cosines."""
+    """One number per row: the rows' products with a fixed vector of cosines. Equal rows get equal numbers unless the
+    BLAS kernel rounds two of them differently; they are then not folded, which costs speed, never correctness."""
     return Xy @ np.cos(1.618033988749895 * np.arange(1, Xy.shape[1] + 1))
 
 
