@@ -306,3 +306,17 @@ def test_folding_checks_its_hash_and_survives_collisions(monkeypatch):
     assert shared._fold_duplicates(X * y[:, None])[1] is None
     monkeypatch.undo()
     assert shared._fold_duplicates(X * y[:, None])[1] is None
+
+
+def test_the_screen_passes_parts_with_repeats_to_the_fold(monkeypatch):
+    # a part larger than SCREEN_ROWS: equal rows among the evenly spaced sample send it to the fold, whose counts make
+    # the same objective; a part without repeats is left as it is (no counts)
+    from dplr.solver import shared
+    Xp, yp, lam, B, deltas = _parts_with_duplicates(55)[1]
+    monkeypatch.setattr(shared, "SCREEN_ROWS", 50)
+    assert shared._may_repeat(Xp, yp)
+    part = shared._prepare(Xp, yp, lam, get_loss("logistic"))
+    assert part.counts is not None and part.counts.sum() == len(yp) and part.XyT.shape[1] <= 60
+    X, y = _problem(400, 5, 56)
+    assert not shared._may_repeat(X, y)
+    assert shared._prepare(X, y, 0.1, get_loss("logistic")).counts is None

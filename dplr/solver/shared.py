@@ -11,23 +11,28 @@ unperturbed problem (Algorithm 1 releases its minimiser plus noise) and one Algo
 whose :math:`\Delta_j` differ from ε to ε. :func:`~dplr.solver.solve_on_part` shares the expensive work among them:
 
 0. equal rows of the part are folded into one with its count (``_fold_duplicates``): the same objective from
-   fewer rows (KDDCup99 repeats many records; Adult has almost none, and is left as it is);
+   fewer rows (KDDCup99 repeats many records; Adult has almost none, and a screen of evenly spaced rows,
+   ``_may_repeat``, leaves it as it is);
 1. the unperturbed minimiser :math:`w_0`, by the iteration of step 3 from 0 with the loss's curvature bound as
    the initial matrix, :math:`M = c\,X^\top X/n + \lambda I` (:math:`c = 1/4` for the logistic loss: its Hessian
-   at 0; :math:`c = 1/(2h)` for the Huber loss, whose Hessian at 0 is only :math:`\lambda I`), in Cholesky form;
-2. **one** Hessian :math:`H_0` at :math:`w_0` and **one** eigendecomposition :math:`H_0 = V\,\mathrm{diag}(e)\,V^\top`,
-   so that :math:`(H_0 + \Delta_j I)^{-1} = V\,\mathrm{diag}(1/(e + \Delta_j))\,V^\top` serves every
-   :math:`\Delta_j` (the Hessian of :math:`J_j` at :math:`w_0` is exactly :math:`H_0 + \Delta_j I`);
+   at 0; :math:`c = 1/(2h)` for the Huber loss, whose Hessian at 0 is only :math:`\lambda I`);
+2. **one** Hessian :math:`H_0` at :math:`w_0`, from which each problem's :math:`M_j = H_0 + \Delta_j I` (the
+   Hessian of :math:`J_j` at :math:`w_0`, exactly) is factored; and without a pass over the data, each problem's
+   objective and gradient at :math:`w_0` from the unperturbed ones there:
+   :math:`J_j(w_0) = J(w_0) + b_j^\top w_0/n + \tfrac{\Delta_j}{2}\lVert w_0\rVert^2` and
+   :math:`\nabla J_j(w_0) = \nabla J(w_0) + \Delta_j w_0 + b_j/n`;
 3. every perturbed problem runs L-BFGS (the last :data:`MEMORY` pairs :math:`s = w_{t+1} - w_t`,
    :math:`y = \nabla J_j(w_{t+1}) - \nabla J_j(w_t)`; :math:`s^\top y \ge (\lambda + \Delta_j)\lVert s\rVert^2 > 0`)
    with :math:`M_j^{-1}` as its initial inverse Hessian, from :math:`w_0`, all problems in one pass over the part
    per trial step (one matrix product for the margins, one for the gradients). :math:`M_j` starts as
    :math:`H_0 + \Delta_j I`; a problem whose gradient norm fell by less than :data:`REFRESH_RATIO` in a step gets
-   its exact Hessian at its current point as :math:`M_j` (Cholesky-factored) and an empty memory: Newton, then
+   its exact Hessian at its current point as :math:`M_j` and an empty memory: Newton, then
    quasi-Newton steps from there (needed where the noise moved it far from :math:`w_0`, e.g. at ε = 0.01).
    Hessians are sums over the rows whose curvature is not negligible (:data:`NEGLIGIBLE`; the Huber loss: its
    quadratic band), one BLAS ``syrk`` each, accumulated in float32 under the rule of
-   :data:`~dplr.solver.batched.SINGLE_PRECISION_REG`: they only precondition.
+   :data:`~dplr.solver.batched.SINGLE_PRECISION_REG`: they only precondition. Every :math:`M_j` is kept as the
+   inverse :math:`U_j^{-1}` of its Cholesky factor (:math:`M_j = U_j^\top U_j`, LAPACK ``potrf`` and ``trtri``), so
+   that :math:`M_j^{-1}q = U_j^{-1}(U_j^{-\top}q)` is two matrix-vector products for all problems at once.
 
 **Convergence.** Every direction is :math:`-\tilde H_j^{-1}\nabla J_j` with :math:`\tilde H_j` positive definite
 (the L-BFGS update of a positive definite :math:`M_j` with pairs of positive curvature), a descent direction of the
@@ -53,7 +58,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import blas, cho_factor, cho_solve
+from scipy.linalg import blas, lapack
 from sklearn.exceptions import ConvergenceWarning
 
 from dplr.solver.batched import SINGLE_PRECISION_REG
@@ -78,6 +83,8 @@ ROUNDING = 1e-13
 GROUP_ELEMENTS = 2 ** 20
 #: A part's equal rows are folded into one, with its count, when at most this fraction of its rows are distinct.
 DISTINCT_FRACTION = 0.9
+#: Rows of the screen that leaves a part without repeats as it is (``_may_repeat``).
+SCREEN_ROWS = 1024
 
 
 @dataclass(frozen=True)
@@ -138,65 +145,71 @@ def _evaluate(data, parts_of, W, B, reg, loss):
     k, d = W.shape
     J, G, Z = np.empty(k), np.empty((k, d)), []
     for p, a, b in _segments(parts_of):
-        Xy, XyT, n, counts = data[p].Xy, data[p].XyT, data[p].n, data[p].counts
+        XyT, n, counts = data[p].XyT, data[p].n, data[p].counts
         Zp = W[a:b] @ XyT
-        first = loss.derivatives(Zp, second=False)[0]
+        values, first = loss.value_and_derivative(Zp)
         if counts is None:
-            values = loss.value(Zp).sum(axis=1) / n
+            values = values.sum(axis=1) / n
         else:  # each distinct row as often as it occurs
-            values = (loss.value(Zp) @ counts) / n
+            values = (values @ counts) / n
             first *= counts
-        G[a:b] = reg[a:b, None] * W[a:b] + B[a:b] / n + (first @ Xy) / n
+        G[a:b] = reg[a:b, None] * W[a:b] + B[a:b] / n + (first @ XyT.T) / n
         J[a:b] = (0.5 * reg[a:b] * np.einsum("kd,kd->k", W[a:b], W[a:b])
                   + np.einsum("kd,kd->k", B[a:b], W[a:b]) / n + values)
         Z.append((a, b, Zp))
     return J, G, Z
 
 
-def _direction(G, rows, parts_of, S, Y, rho, shared, shift, own):
+def _direction(G, rows, S, Y, rho, factors):
     r"""Minus the L-BFGS inverse-Hessian product of the gradients ``G`` of problems ``rows`` (two-loop recursion,
     newest pair first, unused slots with :math:`\rho = 0`), whose initial matrix is problem j's preconditioner
-    :math:`M_j^{-1}`: its part's :math:`V\,\mathrm{diag}(1/(e + \Delta_j))\,V^\top`, or its own Hessian's Cholesky
-    factor. ``shared[p]`` is part p's ``(e, V)``, or ``(factor, None)`` for a Cholesky factor (shift 0)."""
+    :math:`M_j^{-1} = U_j^{-1}U_j^{-\top}` (``factors[j]`` = :math:`U_j^{-1}`, ``_inverse_factor``)."""
     q = G.copy()
     alpha = np.zeros((len(rows), S.shape[1]))
     for i in range(S.shape[1]):
         alpha[:, i] = rho[rows, i] * np.einsum("kd,kd->k", S[rows, i], q)
         q -= alpha[:, i, None] * Y[rows, i]
-    r = np.empty_like(q)
-    for p, a, b in _segments(parts_of[rows]):
-        eigvals, V = shared[p]
-        if V is None:  # a Cholesky factor (the unperturbed problem's start): shift 0
-            r[a:b] = cho_solve(eigvals, q[a:b].T, check_finite=False).T
-        else:
-            r[a:b] = ((q[a:b] @ V) / (eigvals[None, :] + shift[rows[a:b], None])) @ V.T
-    for a, j in enumerate(rows):
-        if j in own:
-            r[a] = cho_solve(own[j], q[a], check_finite=False)
+    U = factors if len(rows) == len(factors) else factors[rows]  # rows is sorted: all of them or a copy
+    r = np.matmul(U, np.matmul(q[:, None, :], U)[:, 0, :, None])[:, :, 0]
     for i in reversed(range(S.shape[1])):
         beta = rho[rows, i] * np.einsum("kd,kd->k", Y[rows, i], r)
         r += S[rows, i] * (alpha[:, i] - beta)[:, None]
     return -r
 
 
-def _iterate(data, parts_of, W, B, lam, shift, shared, loss, tol, max_iter):
+def _inverse_factor(H):
+    r""":math:`U^{-1}` for the Cholesky factor :math:`H = U^\top U` of the symmetric positive definite ``H`` (LAPACK
+    ``potrf``, ``trtri``; zero below the diagonal), so that :math:`H^{-1} = U^{-1}U^{-\top}`."""
+    factor, info = lapack.dpotrf(H, lower=False, clean=True)
+    if info == 0:
+        factor, info = lapack.dtrtri(factor, lower=False)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"a preconditioner is not positive definite (LAPACK info {info}).")
+    return factor
+
+
+def _iterate(data, parts_of, W, B, lam, shift, factors, loss, tol, max_iter, start=None):
     """Preconditioned L-BFGS for the rows of W, row j on part ``parts_of[j]`` (nondecreasing) with ``lam[j]``
-    (module docstring): initial matrix M_j = V diag(e + shift_j) V^T of its part (``shared[p]`` = (e, V)) until a
-    slow step earns problem j its exact Hessian. Every problem's iterates use only its own row and its part.
-    Returns ``(W, gradient norms, passes, Hessians formed)``, each per problem."""
+    (module docstring): initial inverse matrix from ``factors[j]`` (``_direction``; overwritten) until a slow step earns problem j its
+    exact Hessian. ``start``: the objective values and gradients at W, if known (else one pass computes them). Every
+    problem's iterates use only its own row and its part. Returns ``(W, J, G, gradient norms, passes, Hessians
+    formed)``, each per problem."""
     k, d = W.shape
     reg = lam + shift
-    J, G, _ = _evaluate(data, parts_of, W, B, reg, loss)
+    n_passes, n_hessians = np.zeros(k, dtype=int), np.zeros(k, dtype=int)
+    if start is None:
+        J, G, _ = _evaluate(data, parts_of, W, B, reg, loss)
+        n_passes += 1
+    else:
+        J, G = start
     gnorm = np.linalg.norm(G, axis=1)
     S, Y, rho = np.zeros((k, MEMORY, d)), np.zeros((k, MEMORY, d)), np.zeros((k, MEMORY))
-    own = {}  # problem -> Cholesky factor of its exact Hessian at a recent iterate
-    n_passes, n_hessians = np.ones(k, dtype=int), np.zeros(k, dtype=int)
     stuck = np.zeros(k, dtype=bool)  # no acceptable step within MAX_HALVINGS: left where it is, reported
     for _ in range(max_iter):
         active = np.flatnonzero((gnorm > tol) & ~stuck)
         if active.size == 0:
             break
-        P = _direction(G[active], active, parts_of, S, Y, rho, shared, shift, own)
+        P = _direction(G[active], active, S, Y, rho, factors)
         slope = np.einsum("kd,kd->k", G[active], P)
         step = np.ones(active.size)
         pending = np.arange(active.size)
@@ -223,7 +236,7 @@ def _iterate(data, parts_of, W, B, lam, shift, shared, loss, tol, max_iter):
                 for t in np.flatnonzero(np.isin(rows[a:b], slow)):
                     j = rows[a + t]
                     hessian = _hessian(data[parts_of[j]], loss.second_derivative(Zp[t]), reg[j])
-                    own[j] = cho_factor(hessian, check_finite=False)
+                    factors[j] = _inverse_factor(hessian)
                     rho[j] = 0.0  # and the memory restarted
                     n_hessians[j] += 1
             pending = pending[~ok]
@@ -232,26 +245,41 @@ def _iterate(data, parts_of, W, B, lam, shift, shared, loss, tol, max_iter):
             step[pending] *= 0.5
         else:
             stuck[active[pending]] = True
-    return W, gnorm, n_passes, n_hessians
+    return W, J, G, gnorm, n_passes, n_hessians
 
 
 @dataclass(frozen=True)
 class _Part:
-    """One part's data as the passes and the Hessians read it: its distinct signed rows ``Xy`` (and ``XyT``, C order),
-    the same in Fortran order in the Hessians' precision (``Xy_hess``), how often each occurs (``counts``; ``None``:
-    once each, no fold) and the number of records ``n``."""
+    """One part's data as the passes and the Hessians read it: its distinct signed rows as columns of ``XyT`` (C order;
+    ``Xy`` is its transpose, a view), the same rows in Fortran order in the Hessians' precision (``Xy_hess``), how
+    often each occurs (``counts``; ``None``: once each, no fold) and the number of records ``n``."""
 
-    Xy: np.ndarray
     XyT: np.ndarray
     Xy_hess: np.ndarray
     counts: np.ndarray | None
     n: int
+
+    @property
+    def Xy(self):
+        return self.XyT.T
 
 
 def _row_hash(Xy):
     """One number per row: the rows' products with a fixed vector of cosines. Equal rows get equal numbers unless the
     BLAS kernel rounds two of them differently; they are then not folded, which costs speed, never correctness."""
     return Xy @ np.cos(1.618033988749895 * np.arange(1, Xy.shape[1] + 1))
+
+
+def _may_repeat(X, y):
+    """``False`` when a part of more than :data:`SCREEN_ROWS` records has no two equal signed rows among
+    :data:`SCREEN_ROWS` evenly spaced ones (Adult): it is then taken as it is, without the sort of
+    ``_fold_duplicates``. A screen that decides speed only."""
+    n = X.shape[0]
+    if n <= SCREEN_ROWS:
+        return n > 1
+    step = n // SCREEN_ROWS
+    sample = _row_hash(X[::step][:SCREEN_ROWS] * y[::step][:SCREEN_ROWS, None])
+    return np.unique(sample).size < sample.size
 
 
 def _fold_duplicates(Xy):
@@ -286,12 +314,16 @@ def _fold_duplicates(Xy):
 
 
 def _prepare(X, y, lam, loss):
-    """One part's ``_Part``, duplicates folded (``_fold_duplicates``)."""
+    """One part's ``_Part``, duplicates folded (``_fold_duplicates``) unless the screen finds none (``_may_repeat``)."""
     n = X.shape[0]
-    Xy, counts = _fold_duplicates(X * y[:, None])
-    radius2 = float(np.max(np.einsum("ij,ij->i", Xy, Xy))) if n else 0.0
+    if _may_repeat(X, y):
+        Xy, counts = _fold_duplicates(X * y[:, None])
+        XyT = np.ascontiguousarray(Xy.T)
+    else:
+        XyT, counts = np.multiply(X.T, y, order="C"), None
+    radius2 = float(np.max(np.einsum("ij,ij->j", XyT, XyT))) if n else 0.0
     dtype = np.float32 if lam >= SINGLE_PRECISION_REG * loss.curvature * radius2 else np.float64
-    return _Part(Xy, np.ascontiguousarray(Xy.T), np.asfortranarray(Xy, dtype=dtype), counts, n)
+    return _Part(XyT, XyT.astype(dtype).T, counts, n)
 
 
 def _groups(sizes):
@@ -321,29 +353,38 @@ def solve_on_parts(parts, loss, tol=1e-8, max_iter=200):
     if len(groups) > 1:
         return [solution for a, b in groups for solution in solve_on_parts(parts[a:b], loss, tol, max_iter)]
     data = [_prepare(X, y, lam, loss) for X, y, lam, _, _ in parts]
-    d = data[0].Xy.shape[1] if parts else 0
+    d = data[0].XyT.shape[0] if parts else 0
     lams = np.array([lam for _, _, lam, _, _ in parts], dtype=float)
     m = len(parts)
     # 1. the unperturbed minimisers, from 0, each with its part's curvature bound as the initial matrix
-    starts = [(cho_factor(_hessian(data[p], np.full(len(data[p].Xy), loss.curvature), lams[p])), None)
-              for p in range(m)]
+    starts = np.array([_inverse_factor(_hessian(data[p], np.full(data[p].XyT.shape[1], loss.curvature), lams[p]))
+                       for p in range(m)]).reshape(m, d, d)
     zero = np.zeros((m, d))
-    w0, w0_norm, _, hessians0 = _iterate(data, np.arange(m), zero.copy(), zero, lams, np.zeros(m), starts, loss,
-                                         tol, max_iter)
+    w0, J0, G0, w0_norm, _, hessians0 = _iterate(data, np.arange(m), zero.copy(), zero, lams, np.zeros(m), starts,
+                                                 loss, tol, max_iter)
     if np.any(w0_norm > tol):
         warnings.warn(f"{int(np.sum(w0_norm > tol))} unperturbed problem(s) did not reach gradient norm <= {tol:g} "
                       f"({w0_norm.max():.3g}).", ConvergenceWarning, stacklevel=3)
-    # 2. one Hessian per part at its w0, and its eigendecomposition, shared by the part's perturbed problems
+    # 2. one Hessian per part at its w0, shared by the part's perturbed problems: (H0 + Delta_j I)^{-1} for each
     B = [np.asarray(b, dtype=float).reshape(-1, d) for _, _, _, b, _ in parts]
     deltas = [np.asarray(delta, dtype=float).reshape(-1) for _, _, _, _, delta in parts]
     counts = np.array([len(b) for b in B], dtype=int)
-    shared = [np.linalg.eigh(_hessian(data[p], loss.second_derivative(data[p].Xy @ w0[p]), lams[p]))
-              if counts[p] else None for p in range(m)]
-    # 3. every perturbed problem from its part's w0
+    factors = []
+    for p in range(m):
+        if counts[p]:
+            H0 = _hessian(data[p], loss.second_derivative(data[p].Xy @ w0[p]), lams[p])
+            factors += [_inverse_factor(H0 + delta * np.eye(d)) for delta in deltas[p]]
+    # 3. every perturbed problem from its part's w0, where J_j and its gradient follow from J0 and G0 without a pass
     parts_of = np.repeat(np.arange(m), counts)
-    W, gnorm, n_passes, hessians = _iterate(data, parts_of, np.repeat(w0, counts, axis=0), np.vstack(B + [zero[:0]]),
-                                            lams[parts_of], np.concatenate(deltas + [np.zeros(0)]), shared, loss,
-                                            tol, max_iter)
+    B_all, shift = np.vstack(B + [zero[:0]]), np.concatenate(deltas + [np.zeros(0)])
+    W_start = np.repeat(w0, counts, axis=0)
+    n = np.array([data[p].n for p in range(m)], dtype=float)[parts_of]
+    J_start = (J0[parts_of] + np.einsum("kd,kd->k", B_all, W_start) / n
+               + 0.5 * shift * np.einsum("kd,kd->k", W_start, W_start))
+    G_start = G0[parts_of] + shift[:, None] * W_start + B_all / n[:, None]
+    W, _, _, gnorm, n_passes, hessians = _iterate(data, parts_of, W_start, B_all, lams[parts_of], shift,
+                                                  np.array(factors).reshape(-1, d, d), loss, tol, max_iter,
+                                                  start=(J_start, G_start))
     if np.any(gnorm > tol):
         warnings.warn(f"{int(np.sum(gnorm > tol))} of {len(gnorm)} problems did not reach gradient norm <= {tol:g} "
                       f"(largest {gnorm.max():.3g}).", ConvergenceWarning, stacklevel=3)
