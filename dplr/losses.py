@@ -58,18 +58,18 @@ class LogisticLoss:
 
     @staticmethod
     def value_and_derivative(z):
-        r""":math:`\ell` and :math:`\ell'` together from one exponential :math:`t = e^{-|z|}`:
-        :math:`\ell = \log(1 + t) + \max(-z, 0)` (as :meth:`value`) and :math:`\ell' = -t/(1 + t)` for
-        :math:`z \ge 0`, :math:`-1/(1 + t)` below (no overflow). The shared part solver evaluates both on every
-        trial step."""
+        r""":math:`\ell` and :math:`\ell'` together, the same numbers as :meth:`value` and :meth:`derivatives`, with
+        fewer temporary arrays (the shared part solver evaluates both on every trial step)."""
         z = np.asarray(z, dtype=float)
-        t = np.exp(-np.abs(z))
-        value = np.log1p(t)
-        value += np.maximum(-z, 0.0)
-        first = np.where(z >= 0.0, t, 1.0)
-        t += 1.0
-        np.divide(first, t, out=first)
-        np.negative(first, out=first)
+        value = np.abs(z)
+        np.negative(value, out=value)
+        np.exp(value, out=value)
+        np.log1p(value, out=value)
+        value -= np.minimum(z, 0.0)  # + max(-z, 0)
+        with np.errstate(over="ignore"):
+            first = np.exp(z)
+        first += 1.0
+        np.divide(-1.0, first, out=first)
         return value, first
 
     @staticmethod

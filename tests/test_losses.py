@@ -70,6 +70,24 @@ def test_derivatives_at_once_equal_the_separate_ones(loss):
     assert loss.derivatives(z, second=False)[1] is None
 
 
+@pytest.mark.parametrize("loss", LOSSES, ids=repr)
+def test_value_and_derivative_at_once_equal_the_separate_ones(loss):
+    # the logistic loss: the same numbers; the Huber loss: within rounding, and exact on its flat and linear pieces
+    z = np.concatenate([GRID, [1.0 - loss.curvature, 0.5, 1.5, 1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value, first = loss.value_and_derivative(z)
+    if isinstance(loss, LogisticLoss):
+        np.testing.assert_array_equal(value, loss.value(z))
+        np.testing.assert_array_equal(first, loss.derivatives(z, second=False)[0])
+    else:
+        np.testing.assert_allclose(value, loss.value(z), rtol=1e-15, atol=1e-15)
+        np.testing.assert_allclose(first, loss.derivative(z), rtol=0, atol=1e-15)
+        outside = np.abs(1.0 - z) > loss.h * (1 + 1e-12)
+        np.testing.assert_array_equal(first[outside], loss.derivative(z[outside]))
+        np.testing.assert_array_equal(value[z > 1.0 + loss.h], 0.0)
+
+
 def test_logistic_derivatives_keep_float32_and_write_into_out():
     z = np.linspace(-5, 5, 11)
     first32, second32 = LogisticLoss.derivatives(z.astype(np.float32))
