@@ -190,10 +190,10 @@ def _inverse_factor(H):
 
 def _iterate(data, parts_of, W, B, lam, shift, factors, loss, tol, max_iter, start=None):
     """Preconditioned L-BFGS for the rows of W, row j on part ``parts_of[j]`` (nondecreasing) with ``lam[j]``
-    (module docstring): initial inverse matrix from ``factors[j]`` (``_direction``; overwritten) until a slow step earns problem j its
-    exact Hessian. ``start``: the objective values and gradients at W, if known (else one pass computes them). Every
-    problem's iterates use only its own row and its part. Returns ``(W, J, G, gradient norms, passes, Hessians
-    formed)``, each per problem."""
+    (module docstring): initial inverse matrix from ``factors[j]`` (``_direction``; overwritten) until a slow step
+    earns problem j its exact Hessian. ``start``: the objective values and gradients at W, if known (else one pass
+    computes them). Every problem's iterates use only its own row and its part. Returns ``(W, J, G, gradient norms,
+    passes, Hessians formed)``, each per problem."""
     k, d = W.shape
     reg = lam + shift
     n_passes, n_hessians = np.zeros(k, dtype=int), np.zeros(k, dtype=int)
