@@ -270,6 +270,7 @@ def test_parts_solved_together_are_each_the_part_solved_alone(loss, monkeypatch)
             np.testing.assert_array_equal(other.w0, one.w0)
             np.testing.assert_array_equal(other.coef, one.coef)
             assert other.n_hessians == one.n_hessians
+            assert other.n_passes_w0 == one.n_passes_w0 >= 1
 
 
 @pytest.mark.parametrize("loss", ["logistic", "huber"])

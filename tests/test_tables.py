@@ -83,5 +83,5 @@ def test_real_comparison_table_orders_rows_and_prints_interval_p_and_verdict():
     table = real_comparison_table(points, comparisons, "tradeoff", name="t")
     assert [row[:2] for row in table.cells] == [["Adult", "logistic"], ["Adult", "Huber"], ["KDDCup99", "logistic"],
                                                 ["KDDCup99", "Huber"]]
-    assert table.cells[0][3:] == ["0.123", "0.200", "-0.077 [-0.080, -0.070]", "0.040", "objective better"]
+    assert table.cells[0][3:] == ["0.123", "0.200", "-0.0766 [-0.0800, -0.0700]", "0.040", "objective better"]
     assert table.cells[3][6] == "< 0.001" and "n" not in table.columns

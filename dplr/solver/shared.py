@@ -91,13 +91,14 @@ SCREEN_ROWS = 1024
 class PartSolution:
     """``w0`` (d,): the unperturbed minimiser; ``coef`` (k, d): one minimiser per perturbed problem;
     ``grad_norm`` (k,), ``n_passes`` (k,): gradient passes each problem took; ``n_hessians``: Hessians formed
-    (the start's, the shared one and every refresh)."""
+    (the start's, the shared one and every refresh); ``n_passes_w0``: the passes the unperturbed problem took."""
 
     w0: np.ndarray
     coef: np.ndarray
     grad_norm: np.ndarray
     n_passes: np.ndarray
     n_hessians: int
+    n_passes_w0: int = 0
 
 
 def _hessian(part, curvature, reg):
@@ -360,7 +361,7 @@ def solve_on_parts(parts, loss, tol=1e-8, max_iter=200):
     starts = np.array([_inverse_factor(_hessian(data[p], np.full(data[p].XyT.shape[1], loss.curvature), lams[p]))
                        for p in range(m)]).reshape(m, d, d)
     zero = np.zeros((m, d))
-    w0, J0, G0, w0_norm, _, hessians0 = _iterate(data, np.arange(m), zero.copy(), zero, lams, np.zeros(m), starts,
+    w0, J0, G0, w0_norm, passes0, hessians0 = _iterate(data, np.arange(m), zero.copy(), zero, lams, np.zeros(m), starts,
                                                  loss, tol, max_iter)
     if np.any(w0_norm > tol):
         warnings.warn(f"{int(np.sum(w0_norm > tol))} unperturbed problem(s) did not reach gradient norm <= {tol:g} "
@@ -392,7 +393,8 @@ def solve_on_parts(parts, loss, tol=1e-8, max_iter=200):
     # Hessians per part: the start's, the shared one and every refresh (the ones inside the solve of w0 included)
     return [PartSolution(w0[p], W[bounds[p]:bounds[p + 1]], gnorm[bounds[p]:bounds[p + 1]],
                          n_passes[bounds[p]:bounds[p + 1]],
-                         int(1 + hessians0[p] + (1 + hessians[bounds[p]:bounds[p + 1]].sum() if counts[p] else 0)))
+                         int(1 + hessians0[p] + (1 + hessians[bounds[p]:bounds[p + 1]].sum() if counts[p] else 0)),
+                         int(passes0[p]))
             for p in range(m)]
 
 
