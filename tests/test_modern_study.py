@@ -50,6 +50,13 @@ def test_the_rule_finds_a_clear_difference_either_way_and_not_a_null_one():
     assert paired_comparisons(_rows(0.0)).iloc[0].verdict == "no difference shown"
 
 
+def test_rows_without_the_reference_give_no_comparison():
+    # a run of some contenders alone (e.g. one recomputed after a fix): nothing is paired, and nothing fails
+    rows = _rows(0.0)
+    table = paired_comparisons(rows[rows.method != REFERENCE])
+    assert table.empty and {"p_holm", "verdict", "mean_difference"} <= set(table.columns)
+
+
 def test_the_record_round_trips_and_its_check_fails_on_a_change(tmp_path):
     data = {"adult": _dataset(seed=2)}
     study = run_modern_study(n_jobs=1, data=data, **KWARGS)

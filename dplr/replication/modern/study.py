@@ -146,7 +146,7 @@ def paired_comparisons(rows, reference=REFERENCE, level=0.95, alpha=ALPHA):
     out = []
     for (data, loss, eps), group in wide.groupby(level=["data", "loss", "epsilon"], sort=True):
         for name in group.columns:
-            if name == reference:
+            if name == reference or reference not in group.columns:  # a run without the reference: nothing paired
                 continue
             both = group[[name, reference]].dropna()
             if both.empty:
@@ -156,7 +156,8 @@ def paired_comparisons(rows, reference=REFERENCE, level=0.95, alpha=ALPHA):
             out.append({"data": data, "loss": loss, "method": name, "epsilon": eps,
                         "mean_difference": float(diff.mean()), "ci_low": low, "ci_high": high, "p": p,
                         "repeats": diff.size})
-    table = pd.DataFrame(out)
+    table = pd.DataFrame(out, columns=["data", "loss", "method", "epsilon", "mean_difference", "ci_low", "ci_high", "p",
+                                       "repeats"])
     table["p_holm"] = table.groupby(["data", "loss"])["p"].transform(lambda p: holm(p.to_numpy()))
     table["verdict"] = np.where(table.p_holm >= alpha, "no difference shown",
                                 np.where(table.mean_difference < 0, table.method + " better",
