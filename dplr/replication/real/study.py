@@ -40,7 +40,7 @@ from dplr.replication.real_data import (DATASETS, DEFAULT_SEED, EPSILONS, HUBER_
                                         load_data, study_data, tradeoff_stream)
 from dplr.replication.runner import active_client, run_call_groups
 from dplr.replication.seeding import task_stream
-from dplr.replication.statistics import holm, paired_t_test, t_interval
+from dplr.replication.statistics import hodges_lehmann, holm, paired_signed_rank_test, paired_t_test, t_interval
 from dplr.threads import default_threads
 from dplr.tuning import private_tuning_experiment, test_error
 
@@ -54,10 +54,17 @@ ALPHA = 0.05  # family-wise level of the Holm-corrected paired comparisons, per 
 DEFAULT_REPEATS = 200
 
 
-def paired_comparisons(rows, level=0.95, alpha=ALPHA):
+def paired_comparisons(rows, level=0.95, alpha=ALPHA, test="t"):
     """The fixed rule of the module docstring on ``rows`` (columns data, loss, part, epsilon, n, repeat, method,
     error_private): one row per (data, loss, part, ε, n) with the mean difference objective − sensitivity, its
-    t-interval, p-value, Holm-adjusted p-value (per data set and loss) and the verdict."""
+    t-interval, p-value, Holm-adjusted p-value (per data set and loss) and the verdict.
+
+    ``test="signed-rank"`` takes the p-values from Wilcoxon's signed-rank test instead
+    (:func:`~dplr.replication.statistics.paired_signed_rank_test`), with the same families and correction, and the
+    verdict's direction from the Hodges--Lehmann estimate (column ``hodges_lehmann``): a robustness check of the
+    rule's verdicts, not the rule."""
+    if test not in ("t", "signed-rank"):
+        raise ValueError(f"test must be 't' (the fixed rule) or 'signed-rank' (its check), not {test!r}.")
     private = rows[rows.method.isin(["objective", "sensitivity"])]
     wide = private.pivot_table(index=["data", "loss", "part", "epsilon", "n", "repeat"], columns="method",
                                values="error_private")
@@ -65,16 +72,20 @@ def paired_comparisons(rows, level=0.95, alpha=ALPHA):
     for key, group in wide.groupby(level=["data", "loss", "part", "epsilon", "n"], sort=True):
         diff = (group["objective"] - group["sensitivity"]).to_numpy()
         low, high, p = paired_t_test(diff, level)
+        extra = {}
+        if test == "signed-rank":
+            p, extra = paired_signed_rank_test(diff), {"hodges_lehmann": hodges_lehmann(diff)}
         out.append(dict(zip(["data", "loss", "part", "epsilon", "n"], key), mean_difference=float(diff.mean()),
-                        ci_low=low, ci_high=high, p=p, repeats=diff.size))
+                        ci_low=low, ci_high=high, p=p, repeats=diff.size, **extra))
     table = pd.DataFrame(out)
     # One family per data set and loss: each distinct (ε, n) once -- the whole-set learning-curve point is the
     # trade-off comparison at that ε, not a second test
     distinct = table.drop_duplicates(["data", "loss", "epsilon", "n"]).copy()
     distinct["p_holm"] = distinct.groupby(["data", "loss"])["p"].transform(lambda p: holm(p.to_numpy()))
     table = table.merge(distinct[["data", "loss", "epsilon", "n", "p_holm"]], on=["data", "loss", "epsilon", "n"])
+    direction = table.mean_difference if test == "t" else table.hodges_lehmann
     table["verdict"] = np.where(table.p_holm >= alpha, "no difference shown",
-                                np.where(table.mean_difference < 0, "objective better", "sensitivity better"))
+                                np.where(direction < 0, "objective better", "sensitivity better"))
     return table
 
 
