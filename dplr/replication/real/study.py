@@ -40,7 +40,7 @@ from dplr.replication.real_data import (DATASETS, DEFAULT_SEED, EPSILONS, HUBER_
                                         load_data, study_data, tradeoff_stream)
 from dplr.replication.runner import active_client, run_call_groups
 from dplr.replication.seeding import task_stream
-from dplr.replication.statistics import hodges_lehmann, holm, paired_signed_rank_test, paired_t_test, t_interval
+from dplr.replication.statistics import holm, paired_signed_rank_test, paired_t_test, t_interval
 from dplr.threads import default_threads
 from dplr.tuning import private_tuning_experiment, test_error
 
@@ -61,8 +61,10 @@ def paired_comparisons(rows, level=0.95, alpha=ALPHA, test="t"):
 
     ``test="signed-rank"`` takes the p-values from Wilcoxon's signed-rank test instead
     (:func:`~dplr.replication.statistics.paired_signed_rank_test`), with the same families and correction, and the
-    verdict's direction from the Hodges--Lehmann estimate (column ``hodges_lehmann``): a robustness check of the
-    rule's verdicts, not the rule."""
+    verdict's direction from the sign of its signed-rank sum (column ``signed_rank_sum``): a robustness check of the
+    rule's verdicts, not the rule. Its table keeps the t-intervals (``ci_low``, ``ci_high``), so an interval may
+    cover 0 beside a verdict of a difference; the test asks whether the differences are symmetric about 0, not
+    whether their mean is 0."""
     if test not in ("t", "signed-rank"):
         raise ValueError(f"test must be 't' (the fixed rule) or 'signed-rank' (its check), not {test!r}.")
     private = rows[rows.method.isin(["objective", "sensitivity"])]
@@ -74,7 +76,8 @@ def paired_comparisons(rows, level=0.95, alpha=ALPHA, test="t"):
         low, high, p = paired_t_test(diff, level)
         extra = {}
         if test == "signed-rank":
-            p, extra = paired_signed_rank_test(diff), {"hodges_lehmann": hodges_lehmann(diff)}
+            p, signed_rank_sum = paired_signed_rank_test(diff)
+            extra = {"signed_rank_sum": signed_rank_sum}
         out.append(dict(zip(["data", "loss", "part", "epsilon", "n"], key), mean_difference=float(diff.mean()),
                         ci_low=low, ci_high=high, p=p, repeats=diff.size, **extra))
     table = pd.DataFrame(out)
@@ -83,7 +86,7 @@ def paired_comparisons(rows, level=0.95, alpha=ALPHA, test="t"):
     distinct = table.drop_duplicates(["data", "loss", "epsilon", "n"]).copy()
     distinct["p_holm"] = distinct.groupby(["data", "loss"])["p"].transform(lambda p: holm(p.to_numpy()))
     table = table.merge(distinct[["data", "loss", "epsilon", "n", "p_holm"]], on=["data", "loss", "epsilon", "n"])
-    direction = table.mean_difference if test == "t" else table.hodges_lehmann
+    direction = table.mean_difference if test == "t" else table.signed_rank_sum
     table["verdict"] = np.where(table.p_holm >= alpha, "no difference shown",
                                 np.where(direction < 0, "objective better", "sensitivity better"))
     return table
