@@ -105,7 +105,6 @@ def paired_t_test(differences, level=0.95):
     return float(diff.mean()), float(diff.mean()), (1.0 if diff[0] == 0 else 0.0)
 
 
-
 def paired_signed_rank_test(differences):
     r"""``(p, signed_rank_sum)``: Wilcoxon's signed-rank test of paired ``differences`` (Wilcoxon 1945,
     *Individual comparisons by ranking methods*, Biometrics Bulletin 1(6), 80-83).
