@@ -254,8 +254,8 @@ def approximate_minima_perturbation(X, y, epsilon, delta, lam, gamma=None, loss=
     Gaussian objective perturbation, solved only to gradient norm :math:`\le\gamma` (``gamma``; default
     :math:`1/n^2`, the authors'), then Gaussian output noise calibrated to twice the distance
     :math:`\gamma/(\lambda+\Delta)` from the exact minimiser, the most two neighbours' approximate points can differ
-    by (:func:`~dplr.gaussian.approximate_minima_perturbation_calibration` states the theorem, argues the output step
-    and gives the split of ε and δ). The solver's tolerance is :math:`\gamma`; a problem it does not bring below
+    by (:func:`~dplr.gaussian.approximate_minima_perturbation_calibration` states the theorem and its proof for replace-one
+    neighbours, gives the split of ε and δ, and refuses a split the proof does not cover). The solver's tolerance is :math:`\gamma`; a problem it does not bring below
     :math:`\gamma` raises ``RuntimeError`` (its release would not be private): raise ``max_iter`` in
     ``solver_options`` or take a larger ``gamma``. The stream draws the objective noise (``n_draws * d``
     normals), then the output noise.

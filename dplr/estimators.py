@@ -345,7 +345,7 @@ class GaussianOutputPerturbation(_GaussianPerturbation):
 class GaussianObjectivePerturbation(_GaussianPerturbation):
     r"""Objective perturbation with Gaussian noise (Kifer, Smith & Thakurta 2012), (ε, δ)-DP.
 
-    :func:`dplr.algorithms.gaussian_objective_perturbation`; the calibration and its conversion to replace-one
+    :func:`dplr.algorithms.gaussian_objective_perturbation`; the calibration and its proof for replace-one
     neighbours in :func:`dplr.gaussian.gaussian_objective_perturbation_calibration`.
 
     Parameters

@@ -12,8 +12,12 @@ from dplr.gaussian import (
     classical_gaussian_sigma,
     gaussian_mechanism,
     gaussian_objective_perturbation_calibration,
+    gaussian_objective_perturbation_epsilon,
     gaussian_output_perturbation_calibration,
 )
+from dplr.analysis.privacy_loss import log_abs_det_jacobian, perturbation_from_output
+from dplr.losses import get_loss
+from dplr.solver import solve_regularized_erm
 from dplr.mechanisms import IsotropicGaussian
 
 GRID = [(eps, delta, sens) for eps in (0.05, 0.5, 1.0, 3.0, 20.0) for delta in (1e-2, 1e-5, 1e-12)
@@ -161,3 +165,79 @@ def test_amp_calibration_is_the_papers_in_the_packages_convention():
         approximate_minima_perturbation_calibration(1.0, 1e-5, n, lam, gamma, epsilon_split=(0.5, 0.5, 0.5))
     with pytest.raises(ValueError, match="gamma"):
         approximate_minima_perturbation_calibration(1.0, 1e-5, n, lam, 0.0)
+
+
+# ----------------------------------------------------------------------------------------------
+# The book's theorem for Gaussian objective perturbation (replace one) and what it proves
+# ----------------------------------------------------------------------------------------------
+def test_gaussian_objective_privacy_map_is_the_theorems_bound():
+    # eps_b = 2L sqrt(2 log(1/delta))/sigma + 2L^2/sigma^2, eps_J = log(1 + c/(n (lam + Delta))), by hand
+    sigma, delta, n, lam, ridge, c, L = 4.0, np.exp(-8.0), 50, 0.01, 0.03, 0.5, 1.5
+    by_hand = 2 * 1.5 * 4.0 / 4.0 + 2 * 1.5**2 / 16.0 + np.log(1 + 0.5 / (50 * 0.04))
+    assert gaussian_objective_perturbation_epsilon(sigma, delta, n, lam, ridge, c, L) == pytest.approx(by_hand, rel=1e-14)
+    with pytest.raises(ValueError, match="ridge"):
+        gaussian_objective_perturbation_epsilon(sigma, delta, n, lam, -1.0)
+
+
+@pytest.mark.parametrize("c", [0.25, 1.0])
+@pytest.mark.parametrize("n, lam", [(10, 1.0), (5426, 1e-3), (100_000, 1e-4)])
+def test_kifer_smith_thakurta_calibration_is_proved_for_replace_one(n, lam, c):
+    for epsilon in (1e-3, 0.01, 0.1, 1.0, 3.0, 10.0, 100.0):
+        for delta in (1e-12, 1e-6, 1e-3, 0.1, 0.5):
+            cal = gaussian_objective_perturbation_calibration(epsilon, delta, n, lam, curvature=c)
+            proven = gaussian_objective_perturbation_epsilon(cal.sigma, delta, n, lam, cal.ridge, c)
+            assert proven <= epsilon * (1 + 1e-12), (epsilon, delta)
+            # not vacuous: with 60% of the noise the theorem no longer gives epsilon at small epsilon and delta
+            if epsilon <= 0.1 and delta <= 1e-3:
+                assert gaussian_objective_perturbation_epsilon(0.6 * cal.sigma, delta, n, lam, cal.ridge, c) > epsilon
+
+
+def test_amp_objective_step_is_proved_or_the_split_is_refused():
+    n, lam, gamma = 5426, 1e-3, 1e-8
+    for epsilon in (0.01, 0.1, 1.0, 3.0, 10.0):  # the default split, delta = 1e-5: the modern study's settings
+        cal = approximate_minima_perturbation_calibration(epsilon, 1e-5, n, lam, gamma)
+        eps3, eps_ridge, _ = cal.epsilons
+        proven = gaussian_objective_perturbation_epsilon(cal.sigma, cal.deltas[0], n, lam, cal.ridge)
+        assert proven <= eps3 + eps_ridge
+        a = np.sqrt(2 * np.log(1 / cal.deltas[0]))  # the closed form of the noise part: eps3 (a/(1+a) + eps3/(2(1+a)^2))
+        assert proven - np.log1p(0.25 / (n * (lam + cal.ridge))) == pytest.approx(
+            eps3 * (a / (1 + a) + eps3 / (2 * (1 + a) ** 2)), rel=1e-12)
+    # outside the proof: a large delta_1 at epsilon 10, or a split with most of a large epsilon on the noise
+    with pytest.raises(ValueError, match="not covered by the proof"):
+        approximate_minima_perturbation_calibration(10.0, 0.2, n, lam, gamma)
+    with pytest.raises(ValueError, match="smaller first fraction"):
+        approximate_minima_perturbation_calibration(50.0, 1e-5, n, lam, gamma, epsilon_split=(0.98, 0.01, 0.01))
+    # epsilon_3 <= 2 is always covered, whatever delta_1
+    approximate_minima_perturbation_calibration(2.0, 0.5, n, lam, gamma, epsilon_split=(0.98, 0.01, 0.01))
+
+
+@pytest.mark.parametrize("loss", ["logistic", "huber"])
+def test_exact_privacy_loss_of_gaussian_objective_perturbation_obeys_the_proof(loss):
+    """Exact privacy loss at sampled outputs of a small neighbouring pair (replace one): the proof's pointwise bound
+    eps_J + 2L ||Pb||/sigma^2 + 2L^2/sigma^2 holds at every output (deterministic; it fails if the density, the
+    projection or the Jacobian bound were wrong), and the loss exceeds eps_b + eps_J at most as often as
+    ||Pb|| > sigma sqrt(2 log(1/delta)), an event of probability exactly delta (the records span a plane)."""
+    rng = np.random.default_rng(20261126)
+    d, n, lam, sigma, delta = 3, 5, 0.02, 1.5, 0.05
+    shared = rng.normal(size=(n - 1, d))
+    shared /= np.maximum(1.0, np.linalg.norm(shared, axis=1))[:, None]
+    u, u_prime = np.array([0.0, 1.0, 0.0]), np.array([0.8, -0.6, 0.0])  # near-opposite: |v| up to about 1.9
+    X, X_prime = np.vstack([shared, u]), np.vstack([shared, u_prime])
+    y = np.ones(n)
+    lossf = get_loss(loss)
+    B = rng.normal(scale=sigma, size=(20_000, d))
+    W = solve_regularized_erm(X, y, lam, loss, b=B, tol=1e-12).coef
+    assert np.allclose(perturbation_from_output(W, X, y, lam, loss), B, atol=1e-9)  # W are the outputs of B
+    B_prime = perturbation_from_output(W, X_prime, y, lam, loss)
+    privacy_loss = ((B_prime**2).sum(1) - (B**2).sum(1)) / (2 * sigma**2) \
+        + log_abs_det_jacobian(W, X, y, lam, loss) - log_abs_det_jacobian(W, X_prime, y, lam, loss)
+    plane = np.linalg.qr(np.column_stack([u, u_prime]))[0]
+    projected = np.linalg.norm(B @ plane, axis=1)
+    L, c = lossf.lipschitz, lossf.curvature
+    eps_J = np.log1p(c / (n * lam))
+    assert np.all(privacy_loss <= eps_J + 2 * L * projected / sigma**2 + 2 * L**2 / sigma**2 + 1e-9)
+    epsilon = gaussian_objective_perturbation_epsilon(sigma, delta, n, lam, 0.0, c, L)
+    outside = projected > sigma * np.sqrt(2 * np.log(1 / delta))
+    assert np.all(outside[privacy_loss > epsilon + 1e-9])  # on the proof's event the loss is at most epsilon
+    # the event's frequency is Binomial(20000, 0.05): mean 1000, sd 31; 850-1150 fails with probability < 1e-6
+    assert 850 <= outside.sum() <= 1150
