@@ -1,7 +1,7 @@
 """scikit-learn estimators of the (ε, δ) algorithms: the common checks, reproducibility, what each fit reports."""
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.estimator_checks import check_classifiers_train, parametrize_with_checks
 
 from dplr import ApproximateMinimaPerturbation, GaussianObjectivePerturbation, GaussianOutputPerturbation, StandardLR
 from dplr.dpsgd import dp_sgd
@@ -12,9 +12,20 @@ from test_hostile_inputs import BAD_DATA  # tests/test_hostile_inputs.py: the ho
 
 # As in tests/test_estimators.py: the common checks feed rows far outside the unit ball, so a public bound
 # norm_bound=1e3 covers them, and epsilon=1e4 keeps the models accurate where a check asserts accuracy.
-# Approximate minima perturbation needs the regulariser's share of epsilon below 1: at epsilon = 1e4 the split gives
-# it 0.5 (and 0.5 to the output noise, which is then about 1e-5 at gamma = 1/n^2).
-AMP_CHECK_SPLIT = (1 - 1e-4, 5e-5, 5e-5)
+# Approximate minima perturbation cannot be made that accurate: its objective step is proved only for
+# epsilon_3 <= 2 (1 + sqrt(2 log(1/delta_1))) (dplr.gaussian.gaussian_objective_perturbation_epsilon), so its objective
+# noise keeps a standard deviation of about L whatever epsilon is. The split below gives the objective noise
+# epsilon_3 = 10, the regulariser 0.5 (below 1, as the authors require) and the rest to the output noise. On the
+# accuracy check's rows scaled by 1e3 that noise dominates the data's gradient, as it should, so that one check runs
+# separately below with norm_bound=100, which covers its rows.
+AMP_CHECK_SPLIT = (1e-3, 5e-5, 1 - 1.05e-3)
+AMP_ACCURACY_CHECK = "check_classifiers_train"
+
+
+def _amp_accuracy_elsewhere(estimator):
+    if isinstance(estimator, ApproximateMinimaPerturbation):
+        return {AMP_ACCURACY_CHECK: "run with norm_bound=100 in test_amp_passes_the_accuracy_check_on_rows_it_covers"}
+    return {}
 
 
 @parametrize_with_checks([
@@ -23,9 +34,16 @@ AMP_CHECK_SPLIT = (1 - 1e-4, 5e-5, 5e-5)
     GaussianObjectivePerturbation(epsilon=1e4, norm_bound=1e3),
     GaussianObjectivePerturbation(epsilon=1e4, loss="huber", norm_bound=1e3),
     ApproximateMinimaPerturbation(epsilon=1e4, norm_bound=1e3, epsilon_split=AMP_CHECK_SPLIT),
-])
+], expected_failed_checks=_amp_accuracy_elsewhere)
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "huber"])
+@pytest.mark.parametrize("options", [{}, {"readonly_memmap": True}, {"readonly_memmap": True, "X_dtype": "float32"}])
+def test_amp_passes_the_accuracy_check_on_rows_it_covers(loss, options):
+    estimator = ApproximateMinimaPerturbation(epsilon=1e4, loss=loss, norm_bound=100, epsilon_split=AMP_CHECK_SPLIT)
+    check_classifiers_train(type(estimator).__name__, estimator, **options)
 
 
 @pytest.fixture(scope="module")
