@@ -245,8 +245,8 @@ def gaussian_objective_perturbation_calibration(epsilon, delta, n, lam, curvatur
     :math:`s^2 = 8\log(4/\delta) + 4\varepsilon`, :math:`t = \log(1/\delta)`, :math:`\varepsilon_b = \varepsilon
     \sqrt{2t}/s + \varepsilon^2/(2s^2) \le \varepsilon/2` if and only if :math:`s\sqrt{8t} \le s^2 - \varepsilon`, which
     holds because :math:`s - \sqrt{8t} = (s^2 - 8t)/(s + \sqrt{8t}) \ge (8\log 4 + 4\varepsilon)/(2s) \ge \varepsilon/s`.
-    So the release is (ε, δ)-DP under replace-one neighbours (an earlier argument of this package, a union bound over
-    the two differing records, gave the same σ at δ/2). **Conversion to the package's objective** (divide the summed
+    So the release is (ε, δ)-DP under replace-one neighbours. (An earlier argument of this package reached the same σ
+    by a union bound, spending δ/2 on each of the two differing records.) **Conversion to the package's objective** (divide the summed
     objective by :math:`n`): :math:`b` is the same vector (the package adds :math:`b^\top w/n`) and
     :math:`\Delta = \Delta_K/n`.
     """
@@ -349,15 +349,15 @@ def approximate_minima_perturbation_calibration(epsilon, delta, n, lam, gamma, c
     and :math:`\sigma_2` the analytic Gaussian mechanism's (:func:`analytic_gaussian_sigma`) at
     :math:`(\varepsilon_2, \delta_2)` for sensitivity :math:`2n\gamma/\Lambda`. Then the release is (ε, δ)-DP.
 
-    *The output step* (argued here). The privacy proof of the objective step couples the noise of neighbours
-    :math:`D, D'` so that their exact minimisers :math:`\theta^*` coincide, and gives :math:`\theta^*` as an
-    :math:`(\varepsilon_1, \delta_1)`-DP release. Given :math:`\theta^*` and the data, :math:`\theta_{approx}` is
-    determined (the noise is a function of both), and :math:`L_{priv}` is :math:`\Lambda/n`-strongly convex, so
-    :math:`\lVert\theta_{approx} - \theta^*\rVert \le n\gamma/\Lambda` for either data set: the two approximate points
-    differ by at most :math:`2n\gamma/\Lambda`, the sensitivity of the output step for a fixed :math:`\theta^*`. The
-    Gaussian mechanism at that sensitivity is :math:`(\varepsilon_2, \delta_2)`-DP, and adaptive composition (Dwork &
-    Roth 2014, Theorem 3.16) followed by dropping :math:`\theta^*` gives :math:`(\varepsilon_1 + \varepsilon_2,
-    \delta_1 + \delta_2)`. The authors' code calibrates :math:`\sigma_2 = (n\gamma/\Lambda)(1 +
+    *The output step* (this book's proof, in the chapter on today's methods, ``thm-modern-amp``). Given the
+    solver's own randomness, its point is a function of the data and of the exact minimiser :math:`\theta^*` (the
+    drawn noise is :math:`b_D(\theta^*)`), and :math:`L_{priv}` is :math:`\Lambda/n`-strongly convex, so the two
+    neighbours' points for one :math:`\theta^*` lie within :math:`2n\gamma/\Lambda` of each other: the sensitivity of
+    the output step. The Gaussian mechanism at that sensitivity is :math:`(\varepsilon_2, \delta_2)`-DP for every
+    :math:`\theta^*`; integrating that bound against the :math:`(\varepsilon_1, \delta_1)` guarantee of
+    :math:`\theta^*` gives :math:`(\varepsilon_1 + \varepsilon_2, \delta_1 + \delta_2)`. The proof assumes the solver
+    reaches γ for every noise vector; :func:`dplr.algorithms.approximate_minima_perturbation` raises when it does not,
+    and that refusal is outside the guarantee. The authors' code calibrates :math:`\sigma_2 = (n\gamma/\Lambda)(1 +
     \sqrt{2\log(1/\delta_2)})/\varepsilon_2`, the classical bound at *half* that sensitivity, which this argument
     does not cover; the analytic mechanism at the full sensitivity is the provable choice (its σ is smaller than
     theirs at the larger ε of the study, larger at the smaller; with :math:`\gamma = 1/n^2` both are tiny).
