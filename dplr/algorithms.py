@@ -81,27 +81,50 @@ def _check_solver_options(tol, max_iter):
 
 
 def sensitivity_method_noise(n, dim, epsilon, lam, loss="logistic", huber_h=0.5, n_draws=None, random_state=None,
-                             check_input=True):
-    r"""Algorithm 1's noise :math:`\eta`, :math:`h(\eta) \propto e^{-\beta\lVert\eta\rVert}`, :math:`\beta = n\lambda\varepsilon/(2L)`.
+                             check_input=True, solver_tol=0.0):
+    r"""Algorithm 1's noise :math:`\eta`, :math:`h(\eta) \propto e^{-\beta\lVert\eta\rVert}`, :math:`\beta = \varepsilon/S`.
 
     Returns ``(eta, calibration)``: ``eta`` of shape ``(dim,)`` (``n_draws=None``) or ``(n_draws,
     dim)``, and the :class:`~dplr.calibration.SensitivityMethodCalibration`. Algorithm 1 releases
-    :math:`w^* + \eta`; ``n`` is the number of records :math:`w^*` was trained on.
+    :math:`w^* + \eta`; ``n`` is the number of records :math:`w^*` was trained on. ``solver_tol`` is the gradient
+    norm the released point is known to meet: :math:`S = 2(L + n\tau)/(n\lambda)`
+    (:func:`~dplr.calibration.sensitivity_bound`); the default 0 is the exact minimiser, :math:`\beta =
+    n\lambda\varepsilon/(2L)` as in the paper -- a caller that releases a solver's point passes its tolerance.
     """
     loss = get_loss(loss, huber_h)
-    calibration = sensitivity_method_calibration(n, lam, epsilon, loss.lipschitz, check_input=check_input)
+    calibration = sensitivity_method_calibration(n, lam, epsilon, loss.lipschitz, check_input=check_input,
+                                                 solver_tol=solver_tol)
     eta = calibration.mechanism(dim).sample(n_draws, check_random_state(random_state))
     return eta, calibration
 
 
+def _released_minimiser(X, y, lam, loss, tol, max_iter):
+    """The ERM minimiser an output perturbation releases, refused unless the solver reached gradient norm ``tol``:
+    the noise is calibrated to a point within tol/λ of the exact minimiser, and only such a point is covered."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # checked below, where it voids the guarantee
+        result = solve_regularized_erm(X, y, lam, loss, tol=tol, max_iter=max_iter, check_input=False)
+    worst = float(np.max(result.grad_norm))
+    if not worst <= tol:
+        raise RuntimeError(f"the solver stopped at gradient norm {worst!r} > tol = {tol!r} after {max_iter} "
+                           f"iterations: the noise covers only points within tol/lam of the minimiser, so this "
+                           f"release would not be private. Fix: a larger max_iter, or a larger lam (a larger tol "
+                           f"also works, and adds 2*tol/lam to the sensitivity the noise is calibrated to).")
+    return result.coef
+
+
 def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws=None, random_state=None,
                        tol=1e-8, return_calibration=False, check_input=True, max_iter=100):
-    r"""Algorithm 1 (NIPS 2008): :math:`w^* + \eta`, :math:`h(\eta) \propto e^{-\frac{n\lambda\varepsilon}{2}\lVert\eta\rVert}`.
+    r"""Algorithm 1 (NIPS 2008): :math:`w + \eta`, :math:`h(\eta) \propto e^{-\beta\lVert\eta\rVert}`, :math:`\beta = \varepsilon/S`.
 
-    ε-DP for :math:`\lVert x_i\rVert \le 1` and any loss with :math:`|\ell'| \le 1` (Theorem 1).
-    ``n_draws=None`` returns one classifier of shape ``(d,)``; an integer ``k`` returns ``k``
-    independent draws, shape ``(k, d)``, sharing the one non-private solve. ``return_calibration=True``
-    returns ``(coef, calibration)``. ``check_input=False`` skips the checks of ``X`` and ``y``.
+    ε-DP for :math:`\lVert x_i\rVert \le 1` and any convex loss with :math:`|\ell'| \le L` (Theorem 1), for the
+    point :math:`w` the solver releases: it stops at gradient norm :math:`\le` ``tol`` (else ``RuntimeError``), so
+    :math:`w` lies within ``tol``/λ of the exact minimiser :math:`w^*` and the noise is calibrated to
+    :math:`S = 2(L + n\,\text{tol})/(n\lambda)` (:func:`~dplr.calibration.sensitivity_bound`); ``tol`` is a
+    privacy parameter. ``n_draws=None`` returns one classifier of shape ``(d,)``; an integer ``k`` returns ``k``
+    independent draws, shape ``(k, d)``, sharing the one non-private solve (releasing all ``k`` costs
+    :math:`k\varepsilon`). ``return_calibration=True`` returns ``(coef, calibration)``. ``check_input=False`` skips
+    the checks of ``X`` and ``y``.
     """
     rng = check_random_state(random_state)
     if check_input:
@@ -109,10 +132,10 @@ def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws
     epsilon, lam = check_epsilon(epsilon), check_lambda(lam)
     tol, max_iter = _check_solver_options(tol, max_iter)
     loss = get_loss(loss, huber_h)
-    w_star = solve_regularized_erm(X, y, lam, loss, tol=tol, max_iter=max_iter, check_input=False).coef
+    w = _released_minimiser(X, y, lam, loss, tol, max_iter)
     eta, calibration = sensitivity_method_noise(X.shape[0], X.shape[1], epsilon, lam, loss, n_draws=n_draws,
-                                                random_state=rng, check_input=False)
-    coef = w_star + eta
+                                                random_state=rng, check_input=False, solver_tol=tol)
+    coef = w + eta
     return (coef, calibration) if return_calibration else coef
 
 
@@ -197,14 +220,14 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
 def gaussian_output_perturbation(X, y, epsilon, delta, lam, loss="logistic", huber_h=0.5, n_draws=None,
                                  random_state=None, tol=1e-8, return_calibration=False, check_input=True,
                                  max_iter=100):
-    r"""Output perturbation with Gaussian noise: :math:`w^* + \eta`, :math:`\eta \sim N(0, \sigma^2 I)`, (ε, δ)-DP.
+    r"""Output perturbation with Gaussian noise: :math:`w + \eta`, :math:`\eta \sim N(0, \sigma^2 I)`, (ε, δ)-DP.
 
-    :math:`w^*` is the regularised ERM minimiser (:func:`standard_erm`), :math:`\sigma` the analytic Gaussian
-    calibration for the sensitivity :math:`2L/(n\lambda)`
-    (:func:`~dplr.gaussian.gaussian_output_perturbation_calibration`, which states the theorem). Like
-    :func:`sensitivity_method`, the bound is for the exact minimiser; the solver stops at gradient norm ``tol``
-    (distance at most ``tol``/λ). ``n_draws``, ``return_calibration`` and ``check_input`` as in
-    :func:`sensitivity_method`; the stream draws ``n_draws * d`` standard normals.
+    :math:`w` is the solver's regularised ERM minimiser, at gradient norm :math:`\le` ``tol`` (else
+    ``RuntimeError``), so within ``tol``/λ of the exact one; :math:`\sigma` is the analytic Gaussian calibration
+    for the sensitivity :math:`2(L + n\,\text{tol})/(n\lambda)`
+    (:func:`~dplr.gaussian.gaussian_output_perturbation_calibration`, which states the theorem). ``n_draws``,
+    ``return_calibration`` and ``check_input`` as in :func:`sensitivity_method`; the stream draws ``n_draws * d``
+    standard normals.
     """
     rng = check_random_state(random_state)
     if check_input:
@@ -212,9 +235,9 @@ def gaussian_output_perturbation(X, y, epsilon, delta, lam, loss="logistic", hub
     lam = check_lambda(lam)
     tol, max_iter = _check_solver_options(tol, max_iter)
     loss = get_loss(loss, huber_h)
-    calibration = gaussian_output_perturbation_calibration(X.shape[0], lam, epsilon, delta, loss.lipschitz)
-    w_star = solve_regularized_erm(X, y, lam, loss, tol=tol, max_iter=max_iter, check_input=False).coef
-    coef = w_star + calibration.mechanism(X.shape[1]).sample(n_draws, rng)
+    calibration = gaussian_output_perturbation_calibration(X.shape[0], lam, epsilon, delta, loss.lipschitz, tol)
+    w = _released_minimiser(X, y, lam, loss, tol, max_iter)
+    coef = w + calibration.mechanism(X.shape[1]).sample(n_draws, rng)
     return (coef, calibration) if return_calibration else coef
 
 

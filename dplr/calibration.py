@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from dplr.mechanisms import VectorLaplace
-from dplr.validation import check_epsilon, check_lambda, check_positive_integer
+from dplr.validation import (check_epsilon, check_lambda, check_loss_constant, check_positive_integer,
+                             check_solver_tol)
 
 __all__ = [
     "MAX_NOISE_SCALE",
@@ -61,13 +62,18 @@ def _check_representable(epsilon, n, lam, noise_rate, delta=0.0):
     )
 
 
-def sensitivity_bound(n, lam, lipschitz=1.0):
-    r"""L2 sensitivity of the regularised ERM minimiser: :math:`2L/(n\lambda)` (NIPS 2008, Corollary 2).
+def sensitivity_bound(n, lam, lipschitz=1.0, solver_tol=0.0):
+    r"""L2 sensitivity of the regularised ERM minimiser as released: :math:`2(L + n\tau)/(n\lambda)`.
 
-    From Lemma 1 with :math:`G` the objective on the shared records (:math:`G_2 \ge \lambda`) and
-    :math:`g` the difference of the two changed loss terms (:math:`g_1 \le 2L/n`).
+    For the exact minimisers, :math:`\lVert w^*(D) - w^*(D')\rVert \le 2L/(n\lambda)` (NIPS 2008, Corollary 2;
+    proved in the book's chapter on sensitivity). A solver stopped at gradient norm :math:`\le\tau`
+    (``solver_tol``) returns a point within :math:`\tau/\lambda` of the minimiser (the objective is
+    λ-strongly convex), so two neighbours' released points lie at most :math:`2L/(n\lambda) + 2\tau/\lambda`
+    apart. ``solver_tol=0`` is the exact minimiser, the papers' idealisation.
     """
-    return 2.0 * lipschitz / (_check_n(n) * check_lambda(lam))
+    n, lam = _check_n(n), check_lambda(lam)
+    lipschitz, solver_tol = check_loss_constant(lipschitz, "lipschitz"), check_solver_tol(solver_tol)
+    return 2.0 * (lipschitz + n * solver_tol) / (n * lam)
 
 
 class _VectorLaplaceNoise:
@@ -87,10 +93,12 @@ class SensitivityMethodCalibration(_VectorLaplaceNoise):
     Attributes
     ----------
     epsilon : the privacy parameter
-    sensitivity : :math:`S = 2L/(n\lambda)`, the bound on :math:`\lVert w^*(D) - w^*(D')\rVert`
+    sensitivity : :math:`S = 2(L + n\tau)/(n\lambda)` (:func:`sensitivity_bound`), the bound on the distance of two
+        neighbours' released points; :math:`2L/(n\lambda)` for the exact minimiser (:math:`\tau = 0`)
     noise_rate : :math:`\beta = \varepsilon/S` of the noise density :math:`e^{-\beta\lVert\eta\rVert}`
-    noise_scale : :math:`\theta = 2L/(n\varepsilon\lambda)`, the Gamma scale of the noise norm as NIPS
-        2008 prints it (Algorithm 1: :math:`\Gamma(d, 2/(n\lambda\varepsilon))`); :math:`1/\beta` up to rounding
+    noise_scale : :math:`\theta = 2(L + n\tau)/(n\varepsilon\lambda)`, the Gamma scale of the noise norm; at
+        :math:`\tau = 0` as NIPS 2008 prints it (Algorithm 1: :math:`\Gamma(d, 2/(n\lambda\varepsilon))`);
+        :math:`1/\beta` up to rounding
     """
 
     epsilon: float
@@ -99,23 +107,28 @@ class SensitivityMethodCalibration(_VectorLaplaceNoise):
     noise_scale: float
 
 
-def sensitivity_method_calibration(n, lam, epsilon, lipschitz=1.0, check_input=True) -> SensitivityMethodCalibration:
-    r"""Calibrate Algorithm 1: :math:`\beta = \varepsilon / (2L/(n\lambda)) = n\lambda\varepsilon/(2L)`.
+def sensitivity_method_calibration(n, lam, epsilon, lipschitz=1.0, check_input=True,
+                                   solver_tol=0.0) -> SensitivityMethodCalibration:
+    r"""Calibrate Algorithm 1: :math:`\beta = \varepsilon/S` with :math:`S` = :func:`sensitivity_bound`.
 
-    For the logistic loss (:math:`L = 1`) this is the paper's :math:`\beta = n\lambda\varepsilon/2`;
-    the noise norm is then :math:`\Gamma(d, 2/(n\lambda\varepsilon))`. ``check_input=False`` skips
-    the checks of ``n``, ``lam`` and ``epsilon`` (for callers that made them).
+    For the exact minimiser (``solver_tol=0``) and the logistic loss (:math:`L = 1`) this is the paper's
+    :math:`\beta = n\lambda\varepsilon/2`; the noise norm is then :math:`\Gamma(d, 2/(n\lambda\varepsilon))`. A release
+    of a solver's point with gradient norm :math:`\le\tau` needs ``solver_tol`` :math:`=\tau`:
+    :math:`S = 2(L + n\tau)/(n\lambda)`. ``check_input=False`` skips the checks of ``n``, ``lam`` and ``epsilon``
+    (for callers that made them).
     """
     if check_input:
         epsilon, n, lam = check_epsilon(epsilon), _check_n(n), check_lambda(lam)
-    sensitivity = 2.0 * lipschitz / (n * lam)
+    lipschitz, solver_tol = check_loss_constant(lipschitz, "lipschitz"), check_solver_tol(solver_tol)
+    # lipschitz + n * 0.0 is lipschitz: the exact minimiser's calibration is bit for bit the paper's
+    sensitivity = 2.0 * (lipschitz + n * solver_tol) / (n * lam)
     _check_representable(epsilon, n, lam, epsilon / sensitivity)
     return SensitivityMethodCalibration(epsilon, sensitivity, epsilon / sensitivity,
-                                        2.0 * lipschitz / (n * epsilon * lam))
+                                        2.0 * (lipschitz + n * solver_tol) / (n * epsilon * lam))
 
 
 def sensitivity_method_noise_rate(n, lam, epsilon, lipschitz=1.0):
-    r"""Rate :math:`\beta = n\lambda\varepsilon/(2L)` of Algorithm 1's noise :math:`h(\eta)\propto e^{-\beta\lVert\eta\rVert}`."""
+    r"""Rate :math:`\beta = n\lambda\varepsilon/(2L)` of Algorithm 1's noise :math:`h(\eta)\propto e^{-\beta\lVert\eta\rVert}` (the exact minimiser)."""
     return sensitivity_method_calibration(n, lam, epsilon, lipschitz).noise_rate
 
 
@@ -164,6 +177,8 @@ def objective_perturbation_calibration(epsilon, n, lam, curvature=0.25, lipschit
     """
     if check_input:
         epsilon, n, lam = check_epsilon(epsilon), _check_n(n), check_lambda(lam)
+    lipschitz = check_loss_constant(lipschitz, "lipschitz")
+    curvature = check_loss_constant(curvature, "curvature", allow_zero=True)
     if form == "nips2008":
         _check_representable(epsilon, n, lam, epsilon / (2.0 * lipschitz))
         return ObjectivePerturbationCalibration(form, epsilon, epsilon, 0.0, epsilon / (2.0 * lipschitz))

@@ -6,8 +6,8 @@ differential privacy", CCS 2016, Algorithm 1). From :math:`w_0 = 0`, for :math:`
 1. Poisson subsampling: each record joins the lot :math:`B_t` independently with probability :math:`q`.
 2. Per-example gradients of :math:`\ell(y_i w^\top x_i)` are closed-form, :math:`g_i = \ell'(y_i w_t^\top x_i)\,y_i x_i`,
    clipped to norm :math:`C`: :math:`\bar g_i = g_i / \max(1, \lVert g_i\rVert/C)`.
-3. Noise: :math:`\tilde g = \frac{1}{qn}\big(\sum_{i \in B_t}\bar g_i + N(0, \sigma^2C^2 I)\big)`, :math:`\sigma` the
-   *noise multiplier*.
+3. Noise: :math:`\tilde g = \frac{1}{m}\big(\sum_{i \in B_t}\bar g_i + N(0, \sigma^2C^2 I)\big)`, :math:`\sigma` the
+   *noise multiplier*, :math:`m` the public expected lot size (``lot_size``; :math:`qn` by default).
 4. Step: :math:`w_{t+1} = w_t - \eta(\tilde g + \lambda w_t)` (the ridge term is data-independent: no noise).
 
 The release is :math:`w_T`. No per-example gradient array is formed: :math:`\lVert g_i\rVert = |\ell'|\,\lVert x_i\rVert`,
@@ -25,9 +25,11 @@ al.'s). The privacy-loss-distribution accountant (``"pld"``, default; Koskela et
 Mironov 2017; Mironov, Talwar & Zhang 2019) only ``"add_remove"`` with Poisson subsampling.
 
 Two readings to know. The accountant composes all :math:`T` steps as if every iterate were released, so the ε of
-releasing :math:`w_T` alone is at most what it reports (conservative). The lot's sum is divided by the expected
-lot size :math:`qn`, with :math:`n` treated as public, as Abadi et al. do; under ``"replace"`` it is the same
-on both data sets anyway.
+releasing :math:`w_T` alone is at most what it reports (conservative). The accountant covers the noisy sums; what
+divides them must not depend on the data. Under ``"replace"`` the default :math:`qn` does not (:math:`n` is the
+same on both data sets); under ``"add_remove"`` :math:`n` is what differs, so a public ``lot_size`` must be passed
+(Abadi et al.'s :math:`L = qN` for a public :math:`N`): dividing by the private :math:`qn` is not covered (at
+:math:`n = 10` the exact δ at the target ε is hundreds of times the target).
 """
 from __future__ import annotations
 
@@ -199,7 +201,7 @@ def clear_calibration_cache():
 
 
 def dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, lam=0.0, loss="logistic",
-                huber_h=0.5, n_draws=None, random_state=None, clip=True, check_input=True):
+                huber_h=0.5, n_draws=None, random_state=None, clip=True, check_input=True, lot_size=None):
     r"""The DP-SGD iteration of the module docstring: ``n_draws`` independent runs at once; returns :math:`w_T`.
 
     Returns shape ``(d,)`` (``n_draws=None``) or ``(n_draws, d)``. The stream is used per step in this order:
@@ -207,7 +209,8 @@ def dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learnin
     then the noise (``n_draws * d`` standard normals); the runs of one call share the stream, so a run depends
     on ``n_draws``. ``noise_multiplier`` may be 0 (no noise: not private). ``clip=False`` skips the clipping
     (for :mod:`dplr.analysis.broken`; never private with a clipping norm below the gradients'). The privacy of
-    the result is what :func:`dpsgd_epsilon` reports for the same :math:`(\sigma, q, T)`.
+    the result is what :func:`dpsgd_epsilon` reports for the same :math:`(\sigma, q, T)` under ``"replace"``, and
+    under ``"add_remove"`` when ``lot_size`` (the public divisor :math:`m`; ``None``: :math:`qn`) is given.
     """
     if check_input:
         X, y = check_training_data(X, y)
@@ -224,6 +227,7 @@ def dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learnin
     rng = check_random_state(random_state)
     k = 1 if n_draws is None else check_positive_integer(n_draws, "n_draws")
     n, d = X.shape
+    divisor = q * n if lot_size is None else check_positive_finite(lot_size, "lot_size (the public expected lot size)")
     U = X * y[:, None]
     norms = np.linalg.norm(U, axis=1)
     W = np.zeros((k, d))
@@ -234,22 +238,29 @@ def dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learnin
             size = np.abs(first) * norms
             first = first / np.maximum(1.0, size / clip_norm)
         gradient = (first * mask) @ U + rng.standard_normal((k, d)) * (sigma * clip_norm)
-        W -= eta * (gradient / (q * n) + lam * W)
+        W -= eta * (gradient / divisor + lam * W)
     return W[0] if n_draws is None else W
 
 
 def dp_sgd(X, y, epsilon, delta, sampling_rate, steps, learning_rate, clip_norm=1.0, lam=0.0, loss="logistic",
            huber_h=0.5, n_draws=None, random_state=None, neighbouring="replace", accountant="pld",
-           return_calibration=False, check_input=True):
+           return_calibration=False, check_input=True, lot_size=None):
     r"""DP-SGD at a privacy target: calibrate :math:`\sigma` with the accountant (:func:`dpsgd_calibration`), then train.
 
     (ε, δ)-DP under ``neighbouring`` (module docstring): clipping alone bounds each record's contribution. The
     package's rows (:math:`\lVert x_i\rVert \le 1`, checked as everywhere) have gradients of norm at most :math:`L`,
     so ``clip_norm >= 1`` never clips them. ``return_calibration=True`` returns ``(coef, calibration)``.
+    ``lot_size``: the public number the lot's noisy sum is divided by (module docstring); required under
+    ``"add_remove"``, where the default :math:`qn` would depend on the record added or removed.
     """
     if check_input:
         X, y = check_training_data(X, y)
     calibration = dpsgd_calibration(epsilon, delta, sampling_rate, steps, clip_norm, neighbouring, accountant)
+    if neighbouring == "add_remove" and lot_size is None:
+        raise ValueError("under neighbouring='add_remove' the number of records n differs between neighbours, so the "
+                         "lot's sum must not be divided by q*n. Fix: pass lot_size, a public expected lot size (q "
+                         "times a public number of records), or use neighbouring='replace'.")
     coef = dpsgd_train(X, y, calibration.noise_multiplier, calibration.clip_norm, calibration.sampling_rate,
-                       calibration.steps, learning_rate, lam, loss, huber_h, n_draws, random_state, check_input=False)
+                       calibration.steps, learning_rate, lam, loss, huber_h, n_draws, random_state, check_input=False,
+                       lot_size=lot_size)
     return (coef, calibration) if return_calibration else coef

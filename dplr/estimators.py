@@ -420,6 +420,9 @@ class DPSGD(_LinearClassifierThroughOrigin):
     lam : float, default 0.0
         Optional ridge term :math:`\frac\lambda2\lVert w\rVert^2` (no privacy cost).
     neighbouring, accountant : as in :func:`dplr.dpsgd.dpsgd_epsilon`.
+    lot_size : float or None, default None
+        The public number each lot's noisy gradient sum is divided by; ``None``: :math:`q n`, allowed only under
+        ``neighbouring="replace"`` (:func:`dplr.dpsgd.dp_sgd`).
     loss, huber_h, norm_bound, random_state : as in :class:`SensitivityMethod`.
 
     Attributes
@@ -430,7 +433,7 @@ class DPSGD(_LinearClassifierThroughOrigin):
 
     def __init__(self, epsilon=1.0, delta=1e-5, sampling_rate=0.01, steps=1000, learning_rate=1.0, clip_norm=1.0,
                  lam=0.0, loss="logistic", huber_h=0.5, norm_bound=1.0, random_state=None, neighbouring="replace",
-                 accountant="pld"):
+                 accountant="pld", lot_size=None):
         self.epsilon = epsilon
         self.delta = delta
         self.sampling_rate = sampling_rate
@@ -444,10 +447,11 @@ class DPSGD(_LinearClassifierThroughOrigin):
         self.random_state = random_state
         self.neighbouring = neighbouring
         self.accountant = accountant
+        self.lot_size = lot_size
 
     def _fit_coef(self, X, y, loss):
         coef, self.calibration_ = dp_sgd(
             X, y, self.epsilon, self.delta, self.sampling_rate, self.steps, self.learning_rate, self.clip_norm,
             self.lam, loss, random_state=self.random_state, neighbouring=self.neighbouring,
-            accountant=self.accountant, return_calibration=True, check_input=False)
+            accountant=self.accountant, return_calibration=True, check_input=False, lot_size=self.lot_size)
         return coef

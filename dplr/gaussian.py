@@ -21,7 +21,8 @@ the package's, averaged over the :math:`n` records (:mod:`dplr.objective`):
   :func:`classical_gaussian_sigma` (Dwork & Roth 2014, Theorem A.1); :func:`analytic_gaussian_delta`, the
   condition itself.
 * **Gaussian output perturbation** (:func:`gaussian_output_perturbation_calibration`): the sensitivity
-  :math:`2L/(n\lambda)` of the minimiser (JMLR 2011, Corollary 8) with analytic Gaussian noise.
+  :math:`2L/(n\lambda)` of the minimiser (JMLR 2011, Corollary 8), plus the solver's tolerance, with analytic
+  Gaussian noise.
 * **Gaussian objective perturbation** (:func:`gaussian_objective_perturbation_calibration`): Kifer, Smith &
   Thakurta, "Private convex empirical risk minimization and high-dimensional regression", COLT 2012
   (PMLR 23), Theorem 4 / Algorithm 1 ("Obj-Pert"), for replace-one neighbours by this book's theorem, whose
@@ -39,14 +40,8 @@ from scipy import optimize
 
 from dplr.calibration import sensitivity_bound
 from dplr.mechanisms import IsotropicGaussian
-from dplr.validation import (
-    check_delta,
-    check_epsilon,
-    check_lambda,
-    check_positive_finite,
-    check_positive_integer,
-    check_random_state,
-)
+from dplr.validation import (check_delta, check_epsilon, check_lambda, check_positive_finite, check_positive_integer,
+                             check_random_state)
 
 __all__ = [
     "GAUSSIAN_SIGMA_RTOL",
@@ -150,13 +145,13 @@ def gaussian_mechanism(value, sensitivity, epsilon, delta, random_state=None):
     r"""Release ``value + eta``, :math:`\eta \sim N(0, \sigma^2 I)` with :math:`\sigma` = :func:`analytic_gaussian_sigma`.
 
     (ε, δ)-DP when ``sensitivity`` :math:`\Delta` bounds the L2 change of ``value`` between neighbouring data sets
-    (Balle & Wang 2018, Theorem 8); the Gaussian counterpart of :func:`dplr.mechanisms.laplace_mechanism`. A scalar
-    ``value`` is treated as a 1-vector.
+    (Balle & Wang 2018, Theorem 8); the Gaussian counterpart of :func:`dplr.mechanisms.laplace_mechanism`. For an
+    array, the L2 (Frobenius) change of all its entries, each with its own noise; a scalar is a 1-vector.
     """
     sigma = analytic_gaussian_sigma(epsilon, delta, sensitivity)
     value = np.asarray(value, dtype=float)
-    flat = np.atleast_1d(value)
-    noise = IsotropicGaussian.from_sigma(flat.shape[-1], sigma).sample(random_state=check_random_state(random_state))
+    flat = value.reshape(-1)  # every entry its own coordinate of the noise: rows never share a draw
+    noise = IsotropicGaussian.from_sigma(flat.size, sigma).sample(random_state=check_random_state(random_state))
     return (flat + noise).reshape(value.shape)
 
 
@@ -177,7 +172,7 @@ class GaussianOutputPerturbationCalibration(_GaussianNoise):
     ----------
     sigma : the noise's standard deviation per coordinate (analytic Gaussian)
     epsilon, target_delta : the privacy parameters
-    sensitivity : :math:`2L/(n\lambda)`, the bound on :math:`\lVert w^*(D) - w^*(D')\rVert`
+    sensitivity : :math:`2(L + n\tau)/(n\lambda)`, the bound on the distance of neighbours' released points
     """
 
     epsilon: float
@@ -185,17 +180,18 @@ class GaussianOutputPerturbationCalibration(_GaussianNoise):
     sensitivity: float
 
 
-def gaussian_output_perturbation_calibration(n, lam, epsilon, delta, lipschitz=1.0):
+def gaussian_output_perturbation_calibration(n, lam, epsilon, delta, lipschitz=1.0, solver_tol=0.0):
     r"""Calibrate :math:`w^* + N(0, \sigma^2 I)` with :math:`w^*` the regularised ERM minimiser.
 
     **Theorem.** For a convex loss with :math:`|\ell'| \le L`, :math:`\lVert x_i\rVert \le 1` and :math:`\lambda > 0`,
     :math:`\lVert w^*(D) - w^*(D')\rVert \le 2L/(n\lambda)` for data sets differing in one record (Chaudhuri,
-    Monteleoni & Sarwate, JMLR 2011, Corollary 8; NIPS 2008, Corollary 2:
-    :func:`~dplr.calibration.sensitivity_bound`), so with :math:`\sigma` = :func:`analytic_gaussian_sigma`
-    (ε, δ, :math:`2L/(n\lambda)`) the release is (ε, δ)-DP (Balle & Wang 2018, Theorem 8).
+    Monteleoni & Sarwate, JMLR 2011, Corollary 8; NIPS 2008, Corollary 2); a solver's point with gradient norm
+    :math:`\le\tau` (``solver_tol``) lies within :math:`\tau/\lambda` of it, so the released points' sensitivity is
+    :func:`~dplr.calibration.sensitivity_bound` :math:`= 2(L + n\tau)/(n\lambda)`, and with :math:`\sigma` =
+    :func:`analytic_gaussian_sigma` (ε, δ, that sensitivity) the release is (ε, δ)-DP (Balle & Wang 2018, Thm 8).
     """
     epsilon, delta, lam = check_epsilon(epsilon), check_delta(delta), check_lambda(lam)
-    sensitivity = sensitivity_bound(_n(n), lam, lipschitz)
+    sensitivity = sensitivity_bound(_n(n), lam, lipschitz, solver_tol)
     return GaussianOutputPerturbationCalibration(analytic_gaussian_sigma(epsilon, delta, sensitivity), epsilon,
                                                  delta, sensitivity)
 

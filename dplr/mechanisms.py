@@ -266,14 +266,15 @@ def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
     r"""Release ``value + eta`` with :math:`\eta \propto e^{-(\varepsilon/S)\lVert\eta\rVert}`.
 
     ε-differentially private when ``sensitivity`` :math:`S` bounds the L2 change of ``value`` between
-    neighbouring data sets (Dwork et al. 2006; NIPS 2008, Section 2). A scalar ``value`` is treated
+    neighbouring data sets (Dwork et al. 2006; NIPS 2008, Section 2); for an array, the L2 (Frobenius) change of all
+    its entries, which get one noise vector of their number of dimensions. A scalar ``value`` is treated
     as a 1-vector, for which this is the classical Laplace mechanism with scale :math:`S/\varepsilon`.
     """
     sensitivity = check_positive_finite(sensitivity, "sensitivity")
     epsilon = check_positive_finite(epsilon, "epsilon")
     value = np.asarray(value, dtype=float)
-    flat = np.atleast_1d(value)
-    noise = VectorLaplace.from_rate(flat.shape[-1], epsilon / sensitivity).sample(random_state=random_state)
+    flat = value.reshape(-1)  # every entry its own coordinate of the noise: rows never share a draw
+    noise = VectorLaplace.from_rate(flat.size, epsilon / sensitivity).sample(random_state=random_state)
     return (flat + noise).reshape(value.shape)
 
 

@@ -16,7 +16,8 @@ and a budget ε:
 Every record lies in exactly one part. A record of :math:`D_i`, :math:`i \le m`, influences only
 :math:`w_i`, an ε-DP output; a record of :math:`D_{m+1}` changes each count :math:`z_i` by at most
 1, so step 4 is the exponential mechanism with utility :math:`-z_i` of sensitivity 1, ε-DP for
-that part. The parts are disjoint and the split does not look at the records, so the released
+that part (neighbouring data sets differ in one record, *replace one*). The parts are disjoint and the split does
+not look at the records, so the released
 :math:`w_i` is ε-DP for the whole data set (parallel composition; JMLR 2011, Theorem 10). The
 candidates :math:`w_j, j \ne i`, and the counts :math:`z` are *not* released: they are diagnostics
 (:class:`PrivateTuningResult` keeps them for teaching only).
@@ -55,6 +56,7 @@ from dplr.validation import (
 
 __all__ = [
     "TUNING_METHODS",
+    "SOLVER_TOL",
     "PrivateTuningResult",
     "exponential_mechanism",
     "tuning_split",
@@ -64,6 +66,10 @@ __all__ = [
     "private_tuning_with",
     "test_error",
 ]
+
+#: Gradient norm every solve of a run reaches (:func:`dplr.solver.solve_on_parts`); Algorithm 1's noise covers the
+#: solver's distance :math:`\le` SOLVER_TOL/λ from the exact minimiser (:func:`dplr.calibration.sensitivity_bound`).
+SOLVER_TOL = 1e-8
 
 #: The private algorithms a tuning run can use, ``"sensitivity"`` (Algorithm 1), ``"objective"`` (Algorithm 2).
 TUNING_METHODS = ("sensitivity", "objective")
@@ -216,7 +222,11 @@ def _solve_run(X, y, lambdas, parts, objective_rngs, loss, with_erm):
             noise.append(b)
             deltas.append(calibration.delta)
         problems.append((X[part], y[part], lam, np.reshape(noise, (-1, d)), np.array(deltas)))
-    solutions = solve_on_parts(problems, loss)
+    solutions = solve_on_parts(problems, loss, tol=SOLVER_TOL)
+    if with_erm and any(not solution.grad_norm_w0 <= SOLVER_TOL for solution in solutions):
+        raise RuntimeError(f"an unperturbed solve stopped above gradient norm {SOLVER_TOL:g}: Algorithm 1's noise "
+                           f"covers only points within that tolerance over lam of the minimiser, so its release "
+                           f"would not be private. Fix: larger candidate lambdas.")
     return [((solution.w0 if with_erm else None), dict(zip(rngs, solution.coef)))
             for solution, rngs in zip(solutions, objective_rngs)]
 
@@ -228,7 +238,8 @@ def _candidates(method, eps, solved, run, lambdas, loss, d):
         return np.vstack([solved[i][1][eps] for i in range(m)])
     rngs = run.streams[method][eps]
     return np.vstack([solved[i][0] + sensitivity_method_noise(len(run.parts[i]), d, eps, lambdas[i], loss,
-                                                               random_state=rngs[i], check_input=False)[0]
+                                                               random_state=rngs[i], check_input=False,
+                                                               solver_tol=SOLVER_TOL)[0]
                       for i in range(m)])
 
 

@@ -22,6 +22,8 @@ __all__ = [
     "check_positive_finite",
     "check_positive_integer",
     "check_tolerance",
+    "check_solver_tol",
+    "check_loss_constant",
     "check_epsilon",
     "check_delta",
     "check_lambda",
@@ -90,6 +92,31 @@ def check_tolerance(tol) -> float:
     return float(tol)
 
 
+def check_solver_tol(solver_tol) -> float:
+    """The gradient-norm bound a released solver point is known to meet: a finite number >= 0 (0: exact)."""
+    if isinstance(solver_tol, bool) or not isinstance(solver_tol, numbers.Real) or not (
+            np.isfinite(float(solver_tol)) and solver_tol >= 0):
+        raise ValueError(f"solver_tol (the gradient norm the released minimiser is known to meet) must be a finite "
+                         f"number >= 0, got {solver_tol!r}. Fix: pass the tol the solver stopped at (0 only for an "
+                         f"exact minimiser).")
+    return float(solver_tol)
+
+
+def check_loss_constant(value, name: str, allow_zero: bool = False) -> float:
+    """A loss' proof constant (``lipschitz``: the bound L on |l'|, > 0; ``curvature``: the bound c on l'', >= 0).
+
+    A wrong constant silently weakens the privacy proof it enters (a negative curvature shrinks the noise of
+    Algorithm 2), so it is checked where a calibration receives it.
+    """
+    ok = not isinstance(value, bool) and isinstance(value, numbers.Real) and np.isfinite(float(value))
+    if not (ok and (float(value) >= 0 if allow_zero else float(value) > 0)):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} (a bound of the loss' derivatives, a constant of the privacy proof) must be a "
+                         f"finite number {bound}, got {value!r}. Fix: take it from the loss object "
+                         f"(dplr.losses.get_loss(...).{name}).")
+    return float(value)
+
+
 def check_epsilon(epsilon) -> float:
     """Privacy parameter ε: a finite number > 0."""
     if isinstance(epsilon, numbers.Real) and not isinstance(epsilon, bool):
@@ -149,9 +176,14 @@ def project_onto_ball(X, radius: float = 1.0):
 
     Guaranteed in floating point: every row of the result has ``numpy.linalg.norm(row) <= radius`` (a row
     that rounding leaves just outside is shrunk by one unit of roundoff at a time until it is inside).
-    Each row's image depends on that row alone. Returns a new array.
+    Each row's image depends on that row alone. Returns a new array; refuses a radius that is not a finite number
+    > 0, and rows that are not finite (no projection makes them meaningful).
     """
+    radius = check_positive_finite(radius, "radius")
     X = np.array(X, dtype=np.float64)
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X holds NaN or infinite values, which no projection onto the ball can bound. Fix: remove "
+                         "or impute them first.")
     norms = np.linalg.norm(X, axis=1)
     outside = norms > radius
     X[outside] *= (radius / norms[outside])[:, None]
@@ -173,9 +205,13 @@ def check_rows_in_ball(X, radius: float = 1.0, *, dtype=None):
     :math:`r` in float64 (:func:`project_onto_ball`), so that the proofs' assumption :math:`\lVert x_i\rVert
     \le r` holds exactly. A row beyond that is refused: nothing beyond rounding is rescaled silently.
     """
+    radius = check_positive_finite(radius, "radius")
     dtype = np.dtype(np.float64 if dtype is None else dtype)
     eps = float(np.finfo(dtype).eps) if np.issubdtype(dtype, np.floating) else float(np.finfo(np.float64).eps)
     X = np.asarray(X, dtype=np.float64)
+    if not np.all(np.isfinite(X)):  # NaN > radius is False: it would pass the test below
+        raise ValueError(f"X holds NaN or infinite values; every record must be a finite vector of norm at most "
+                         f"{radius!r}. Fix: remove or impute them before fitting.")
     norms = np.linalg.norm(X, axis=1)
     slack = radius * (1 + ROUNDING_ULPS * eps)
     too_long = np.flatnonzero(norms > slack)

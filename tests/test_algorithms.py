@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from dplr.algorithms import (
+    gaussian_output_perturbation,
     objective_perturbation,
     objective_perturbation_noise,
     sensitivity_method,
@@ -30,10 +31,39 @@ def test_objective_perturbation_is_its_noise_then_the_solver():
 
 
 def test_sensitivity_method_is_the_minimiser_plus_its_noise():
-    eta, cal = sensitivity_method_noise(400, 4, 0.5, LAM, n_draws=3, random_state=4)
+    eta, cal = sensitivity_method_noise(400, 4, 0.5, LAM, n_draws=3, random_state=4, solver_tol=1e-8)
     W, cal2 = sensitivity_method(X, Y, 0.5, LAM, n_draws=3, random_state=4, return_calibration=True)
     np.testing.assert_array_equal(W, standard_erm(X, Y, LAM) + eta)
-    assert cal == cal2 and cal.noise_rate == pytest.approx(400 * LAM * 0.5 / 2)
+    # the noise covers the solver's tolerance: S = 2(L + n tol)/(n lam), not the exact minimiser's 2L/(n lam)
+    assert cal == cal2 and cal.sensitivity == pytest.approx(2 * (1 + 400 * 1e-8) / (400 * LAM), rel=1e-15)
+    assert cal.noise_rate == pytest.approx(400 * LAM * 0.5 / 2 / (1 + 400 * 1e-8), rel=1e-15)
+    # the exact minimiser's calibration is the paper's, bit for bit
+    assert sensitivity_method_noise(400, 4, 0.5, LAM)[1].noise_rate == 400 * LAM * 0.5 / 2
+
+
+def test_output_perturbation_covers_the_points_its_solver_releases():
+    # neighbours in d = 1 (a reviewer's pair): the last record replaced. At tol = 0.05 the solver stops at its start
+    # on D and near the minimiser on D': the released points differ by more than the exact minimisers' 2/(n lam),
+    # which is why the noise is calibrated to 2(1 + n tol)/(n lam); by no more than that.
+    n, lam, tol = 100, 0.01, 0.05
+    signs = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+
+    def data(last):
+        u = np.full(n, 0.1)
+        u[-1] = last
+        return (u * signs)[:, None]
+
+    w, w_other = (solve_regularized_erm(data(last), signs, lam, tol=tol).coef for last in (-1.0, 1.0))
+    distance = float(np.linalg.norm(w - w_other))
+    _, cal = sensitivity_method_noise(n, 1, 1.0, lam, solver_tol=tol)
+    assert 2 / (n * lam) < distance <= cal.sensitivity == pytest.approx(2 / (n * lam) + 2 * tol / lam)
+
+
+def test_output_perturbation_refuses_a_solver_that_stopped_above_tol():
+    for release in (lambda: sensitivity_method(X, Y, 0.5, 1e-6, max_iter=1),
+                    lambda: gaussian_output_perturbation(X, Y, 0.5, 1e-5, 1e-6, max_iter=1)):
+        with pytest.raises(RuntimeError, match="would not be private. Fix: a larger max_iter"):
+            release()
 
 
 def test_an_epsilon_array_solves_one_problem_per_value_with_its_own_calibration():

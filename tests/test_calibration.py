@@ -48,3 +48,32 @@ def test_check_input_false_skips_the_checks_and_nothing_else():
     checked = objective_perturbation_calibration(0.3, 50, 0.02)
     assert objective_perturbation_calibration(0.3, 50, 0.02, check_input=False) == checked
     assert sensitivity_method_calibration(50, 0.02, 0.3, check_input=False) == sensitivity_method_calibration(50, 0.02, 0.3)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(curvature=-0.01), "curvature .* must be a finite number >= 0"),  # used to give epsilon' > epsilon
+    (dict(curvature=float("nan")), "curvature .* must be a finite number >= 0"),
+    (dict(lipschitz=-1.0), "lipschitz .* must be a finite number > 0"),
+    (dict(lipschitz=0.0), "lipschitz .* must be a finite number > 0"),
+])
+def test_a_calibration_refuses_wrong_loss_constants(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        objective_perturbation_calibration(0.1, 1000, 0.01, **kwargs)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: sensitivity_method_calibration(100, 0.01, 0.1, lipschitz=0),
+    lambda: sensitivity_method_calibration(100, 0.01, 0.1, solver_tol=-1e-8),
+    lambda: sensitivity_bound(100, 0.1, -1),
+    lambda: sensitivity_bound(-5, 0.1),
+])
+def test_the_sensitivity_refuses_wrong_constants(call):
+    with pytest.raises(ValueError, match="must be a (finite number|positive integer)"):
+        call()
+
+
+def test_the_sensitivity_covers_the_solvers_tolerance():
+    assert sensitivity_bound(100, 0.01) == 2.0  # the exact minimiser: 2L/(n lam)
+    assert sensitivity_bound(100, 0.01, solver_tol=1e-3) == pytest.approx(2.0 + 2 * 1e-3 / 0.01, rel=1e-15)
+    cal = sensitivity_method_calibration(100, 0.01, 0.5, solver_tol=1e-3)
+    assert cal.sensitivity == sensitivity_bound(100, 0.01, solver_tol=1e-3) and cal.noise_rate == 0.5 / cal.sensitivity

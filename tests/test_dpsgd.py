@@ -110,3 +110,23 @@ def test_dp_sgd_trains_with_the_calibrated_noise():
     assert cal.mechanism(3).sigma == cal.noise_multiplier * cal.clip_norm
     np.testing.assert_array_equal(W, dpsgd_train(X, Y, cal.noise_multiplier, 1.0, 0.01, 1000, 1.0, n_draws=2,
                                                  random_state=3))
+
+
+def test_add_remove_needs_a_public_lot_size():
+    # under add/remove the number of records is what differs between neighbours: dividing the lot's noisy sum by
+    # q * n would make the release depend on it outside the accountant's model, so a public lot size is required
+    _accounting()
+    with pytest.raises(ValueError, match="Fix: pass lot_size, a public expected lot size"):
+        dp_sgd(X, Y, 1.0, 1e-5, 0.5, 5, 1.0, neighbouring="add_remove", accountant="rdp")
+    public = dp_sgd(X, Y, 1.0, 1e-5, 0.5, 5, 1.0, neighbouring="add_remove", accountant="rdp", lot_size=200.0,
+                    random_state=4)
+    cal = dpsgd_calibration(1.0, 1e-5, 0.5, 5, neighbouring="add_remove", accountant="rdp")
+    np.testing.assert_array_equal(public, dpsgd_train(X, Y, cal.noise_multiplier, 1.0, 0.5, 5, 1.0, lot_size=200.0,
+                                                      random_state=4))
+    # the same data with one record removed: the divisor, a public constant, does not move
+    with_fewer = dpsgd_train(X[1:], Y[1:], 0.0, 1.0, 1.0, 1, 1.0, lot_size=200.0)
+    by_hand = -(get_loss("logistic").derivative(np.zeros(len(Y) - 1)) * Y[1:]) @ X[1:] / 200.0
+    np.testing.assert_allclose(with_fewer, by_hand, rtol=1e-12)
+    # under replace the default q * n is the same on both data sets
+    np.testing.assert_array_equal(dpsgd_train(X, Y, 1.0, 1.0, 0.5, 5, 1.0, random_state=4),
+                                  dpsgd_train(X, Y, 1.0, 1.0, 0.5, 5, 1.0, random_state=4, lot_size=0.5 * len(Y)))

@@ -90,6 +90,11 @@ def test_gaussian_mechanism_adds_the_analytic_noise():
     expected = value + np.random.default_rng(8).standard_normal((1, 3))[0] * sigma
     np.testing.assert_array_equal(gaussian_mechanism(value, 2.0, 0.5, 1e-6, random_state=8), expected)
     assert np.shape(gaussian_mechanism(3.0, 1.0, 1.0, 1e-5, random_state=0)) == ()
+    # a matrix is one vector of its entries: each its own draw (shared rows would release row differences exactly)
+    matrix = np.array([[0.3, 0.7], [0.0, 0.0]])
+    out = gaussian_mechanism(matrix, 2.0, 0.5, 1e-6, random_state=8)
+    np.testing.assert_array_equal(out, matrix + np.random.default_rng(8).standard_normal((1, 4))[0].reshape(2, 2)
+                                  * sigma)
     # 20,000 releases of 0: the sample standard deviation is within 3 % of sigma (its relative standard error is
     # 0.5 %, so a correct sampler fails with probability below 1e-9)
     draws = [gaussian_mechanism(0.0, 2.0, 0.5, 1e-6, random_state=s) for s in range(20_000)]

@@ -30,7 +30,9 @@ def _gradient(W, b, ridge, loss="logistic"):
 
 def test_gaussian_output_perturbation_is_the_minimiser_plus_analytic_gaussian_noise():
     W, cal = gaussian_output_perturbation(X, Y, 0.5, 1e-5, LAM, n_draws=3, random_state=4, return_calibration=True)
-    assert cal == gaussian_output_perturbation_calibration(400, LAM, 0.5, 1e-5)
+    # calibrated to the points the solver releases: within tol/lam of the minimiser (tol = 1e-8, the default)
+    assert cal == gaussian_output_perturbation_calibration(400, LAM, 0.5, 1e-5, solver_tol=1e-8)
+    assert cal.sensitivity == pytest.approx(2 * (1 + 400 * 1e-8) / (400 * LAM), rel=1e-15)
     eta = cal.mechanism(4).sample(3, np.random.default_rng(4))
     np.testing.assert_allclose(W, standard_erm(X, Y, LAM) + eta, rtol=0, atol=1e-14)
     np.testing.assert_array_equal(W, gaussian_output_perturbation(X, Y, 0.5, 1e-5, LAM, n_draws=3, random_state=4))

@@ -97,9 +97,10 @@ def test_hostile_data_is_refused_with_the_fix(cls, case):
 
 # DP-SGD: the common checks with a fast accountant (RDP, add/remove: its calibration is cached after the first fit),
 # every record in every lot (q = 1) and a clipping norm near the checks' gradients (rows of norm up to a few units
-# over norm_bound = 1e3), so that epsilon = 8 leaves the models accurate where a check asserts accuracy.
+# over norm_bound = 1e3), so that epsilon = 8 leaves the models accurate where a check asserts accuracy. Under
+# add/remove the lot's sum is divided by a public lot size (dplr.dpsgd.dp_sgd): about the checks' numbers of records.
 @parametrize_with_checks([DPSGD(epsilon=8.0, sampling_rate=1.0, steps=20, learning_rate=1e3, clip_norm=1e-3,
-                                norm_bound=1e3, neighbouring="add_remove", accountant="rdp")])
+                                norm_bound=1e3, neighbouring="add_remove", accountant="rdp", lot_size=50.0)])
 def test_dpsgd_sklearn_estimator_checks(estimator, check):
     pytest.importorskip("dp_accounting")  # the optional extra dplr[accounting]
     check(estimator)

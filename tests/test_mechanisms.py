@@ -104,6 +104,19 @@ def test_laplace_mechanism_keeps_shape_and_scale():
     assert np.mean(np.abs(out)) == pytest.approx(4.0, abs=0.4)
 
 
+def test_laplace_mechanism_draws_one_coordinate_per_entry_of_an_array():
+    # a matrix value is one vector of its entries (L2 sensitivity over all of them): no two rows share a draw, which
+    # would release the differences of rows without noise
+    value = np.array([[0.3, 0.7], [0.0, 0.0]])
+    out = laplace_mechanism(value, 1.0, 0.1, random_state=0)
+    expected = VectorLaplace.from_rate(4, 0.1).sample(random_state=0).reshape(2, 2) + value
+    np.testing.assert_array_equal(out, expected)
+    assert not np.allclose(out[0] - out[1], value[0] - value[1])
+    # a vector's release is as before: one draw of its dimension
+    np.testing.assert_array_equal(laplace_mechanism(value[0], 1.0, 0.1, random_state=0),
+                                  value[0] + VectorLaplace.from_rate(2, 0.1).sample(random_state=0))
+
+
 def test_rate_and_scale_are_kept_as_given_and_reciprocal():
     by_rate, by_scale = VectorLaplace.from_rate(3, 4.0), VectorLaplace.from_scale(3, 0.25)
     assert (by_rate.rate, by_rate.scale) == (4.0, 0.25) and (by_scale.rate, by_scale.scale) == (4.0, 0.25)

@@ -7,7 +7,7 @@ import pytest
 from dplr import ObjectivePerturbation, PrivacyLeakWarning, SensitivityMethod, StandardLR
 from dplr.algorithms import standard_erm
 from dplr.preprocessing import clip_to_unit_ball, scale_by_max_norm, scale_by_public_bounds
-from dplr.validation import check_rows_in_ball
+from dplr.validation import check_rows_in_ball, project_onto_ball
 
 ESTIMATORS = [StandardLR, SensitivityMethod, ObjectivePerturbation]
 
@@ -183,6 +183,25 @@ def test_the_convergence_warning_names_parameters_that_exist(xy):
     from sklearn.exceptions import ConvergenceWarning
 
     X, y = xy
-    with pytest.warns(ConvergenceWarning, match=r"loosen tol \(a parameter of every dplr estimator") as record:
+    with pytest.warns(ConvergenceWarning, match=r"raise max_iter \(of dplr.algorithms.standard_erm") as record:
         standard_erm(X, y, 0.01, tol=1e-30, max_iter=1)
+    # it no longer advises loosening tol: for a private release tol is part of the guarantee
+    assert "loosen" not in str(record[0].message) and "part of the guarantee" in str(record[0].message)
     assert "tol" in StandardLR().get_params() and "max_iter" in inspect.signature(standard_erm).parameters
+
+
+@pytest.mark.parametrize("radius", [-1.0, 0.0, float("nan"), float("inf")])
+def test_the_ball_helpers_refuse_a_radius_that_is_not_positive_and_finite(radius):
+    X = np.array([[3.0, 4.0]])
+    for helper in (project_onto_ball, check_rows_in_ball):  # -1 used to loop forever, NaN to pass a row of norm 5
+        with pytest.raises(ValueError, match="radius must be a positive finite number"):
+            helper(X, radius)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_the_ball_helpers_refuse_rows_that_are_not_finite(bad):
+    X = np.array([[0.1, 0.2], [bad, 0.0]])
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        check_rows_in_ball(X)  # NaN > radius is False: without this check the row passed
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        project_onto_ball(X)

@@ -354,9 +354,9 @@ def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, delta=0.0, hube
         bad = int(np.sum(grad_norm > tol))
         warnings.warn(
             f"{bad} of {k} problems did not reach gradient norm <= {tol:g} in {max_iter} Newton iterations "
-            f"(largest {grad_norm.max():.3g}). Fix: loosen tol (a parameter of every dplr estimator and algorithm), "
-            f"raise max_iter (of dplr.algorithms.standard_erm and sensitivity_method, solver_options of "
-            f"objective_perturbation, and dplr.solver.solve_regularized_erm), or use a larger lam.",
+            f"(largest {grad_norm.max():.3g}). Fix: raise max_iter (of dplr.algorithms.standard_erm and "
+            f"sensitivity_method, solver_options of objective_perturbation, and dplr.solver.solve_regularized_erm), "
+            f"or use a larger lam; for a private release, tol is part of the guarantee (see dplr.algorithms).",
             ConvergenceWarning,
             stacklevel=2,
         )

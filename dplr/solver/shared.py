@@ -91,7 +91,8 @@ SCREEN_ROWS = 1024
 class PartSolution:
     """``w0`` (d,): the unperturbed minimiser; ``coef`` (k, d): one minimiser per perturbed problem;
     ``grad_norm`` (k,), ``n_passes`` (k,): gradient passes each problem took; ``n_hessians``: Hessians formed
-    (the start's, the shared one and every refresh); ``n_passes_w0``: the passes the unperturbed problem took."""
+    (the start's, the shared one and every refresh); ``n_passes_w0``: the passes the unperturbed problem took;
+    ``grad_norm_w0``: the gradient norm at ``w0``."""
 
     w0: np.ndarray
     coef: np.ndarray
@@ -99,6 +100,7 @@ class PartSolution:
     n_passes: np.ndarray
     n_hessians: int
     n_passes_w0: int = 0
+    grad_norm_w0: float = 0.0
 
 
 def _hessian(part, curvature, reg):
@@ -394,7 +396,7 @@ def solve_on_parts(parts, loss, tol=1e-8, max_iter=200):
     return [PartSolution(w0[p], W[bounds[p]:bounds[p + 1]], gnorm[bounds[p]:bounds[p + 1]],
                          n_passes[bounds[p]:bounds[p + 1]],
                          int(1 + hessians0[p] + (1 + hessians[bounds[p]:bounds[p + 1]].sum() if counts[p] else 0)),
-                         int(passes0[p]))
+                         int(passes0[p]), float(w0_norm[p]))
             for p in range(m)]
 
 
