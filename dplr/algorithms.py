@@ -175,7 +175,8 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
     random_state : None, int, Generator -- or, with an ``epsilon`` array, a sequence of them (one per problem)
     noise : None or array
         Noise already drawn (``(d,)`` or ``(k, d)``, one row per problem) from the calibrated law,
-        e.g. to reuse draws across methods; then ``n_draws`` and ``random_state`` are not used.
+        e.g. to reuse draws across methods; then ``n_draws`` and ``random_state`` are not used. The guarantee then
+        rests on the caller: it holds only for noise drawn from the calibration's mechanism, once per release.
     solver_options : dict or None
         Passed to :func:`~dplr.solver.solve_regularized_erm` (``warm_start``, ``chunk_size``, ...): they
         change the path to the minimisers, never the minimisers.
@@ -196,6 +197,9 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
                                                        check_input=False) for e in epsilons]
     if noise is not None:
         b = np.asarray(noise, dtype=float)
+        if b.shape[-1:] != (d,) or b.ndim > 2 or not np.all(np.isfinite(b)):
+            raise ValueError(f"noise must be finite, of shape ({d},) or (k, {d}), got shape {b.shape}. Fix: draw it "
+                             f"from the calibration's mechanism (objective_perturbation_noise).")
     elif not per_problem:
         b = calibrations[0].mechanism(d).sample(n_draws, check_random_state(random_state))
     else:

@@ -64,6 +64,7 @@ from dplr.validation import (
     check_positive_finite,
     check_rows_in_ball,
     encode_binary_labels,
+    warn_privacy_leak,
 )
 
 __all__ = [
@@ -296,6 +297,12 @@ class ObjectivePerturbation(_LinearClassifierThroughOrigin):
         coef, self.calibration_ = objective_perturbation(
             X, y, self.epsilon, self.lam, loss, form=self.form, random_state=self.random_state, tol=self.tol,
             return_calibration=True, check_input=False)
+        # the NIPS 2008 form is proven epsilon-DP only for the logistic loss with n lam >= 2/epsilon (the book's coupled
+        # bound); below that, and for the Huber loss at any n lam, neighbouring pairs lose more than epsilon
+        if self.form == "nips2008" and (loss.name != "logistic" or X.shape[0] * self.lam < 2.0 / self.epsilon):
+            warn_privacy_leak(f"form='nips2008' is not proven epsilon-DP here ({loss.name} loss, n*lam = "
+                              f"{X.shape[0] * self.lam:.3g}; the proof needs the logistic loss and n*lam >= "
+                              f"2/epsilon), and pairs of data sets are known that lose more. Fix: form='corrected'.")
         return coef
 
 

@@ -65,9 +65,12 @@ def scale_by_public_bounds(X, bounds, centre=None):
     centre = np.zeros(X.shape[1]) if centre is None else np.asarray(centre, dtype=float)
     if centre.shape != (X.shape[1],) or not np.all(np.isfinite(centre)):
         raise ValueError(f"centre must be {X.shape[1]} finite numbers, got shape {centre.shape}.")
+    # a value at its documented bound can round past it (x - (a + b)/2 against (b - a)/2 errs by a few ulps of the
+    # larger of x, the centre and the bound): it is on the bound, and is put back on it; nothing beyond rounding moves
+    rounding = 4 * np.finfo(float).eps * (np.abs(X) + np.abs(centre) + bounds)
     X = X - centre
     scaled = X / bounds
-    outside = np.argwhere(np.abs(scaled) > 1)
+    outside = np.argwhere(np.abs(X) > bounds + rounding)
     if outside.size:
         i, j = outside[0]
         raise ValueError(
@@ -75,7 +78,7 @@ def scale_by_public_bounds(X, bounds, centre=None):
             f"|{X[i, j]!r}| > {bounds[j]!r}, after subtracting the centre). Fix: use a bound that really holds for every record, "
             f"or clip the column to [-bound, bound] explicitly (np.clip) and say so."
         )
-    return scaled
+    return np.clip(scaled, -1.0, 1.0)
 
 
 def scale_by_max_norm(X):

@@ -94,3 +94,9 @@ def test_inputs_are_checked_once_at_the_boundary():
         standard_erm(X, (Y > 0).astype(float), LAM)
     # check_input=False is for callers that checked the data themselves: nothing is checked twice
     assert objective_perturbation(far, Y, 0.1, LAM, random_state=0, check_input=False).shape == (4,)
+
+
+@pytest.mark.parametrize("noise", [np.zeros(3), np.array([np.nan, 0, 0, 0]), np.zeros((2, 2, 4))])
+def test_pre_drawn_noise_of_the_wrong_shape_or_not_finite_is_refused(noise):
+    with pytest.raises(ValueError, match="noise must be finite, of shape"):
+        objective_perturbation(X, Y, 0.1, LAM, noise=noise)

@@ -1,4 +1,6 @@
 """scikit-learn compatibility and the statistical behaviour of the three estimators."""
+import warnings
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -202,3 +204,18 @@ def test_legacy_random_state_is_refused_with_the_fix(cls, data):
     X, y = data
     with pytest.raises(TypeError, match=r"RandomState objects are not accepted: pass np.random.default_rng"):
         cls(random_state=np.random.RandomState(0)).fit(X, y)
+
+
+def test_the_nips2008_form_warns_where_it_is_not_proven_private(data):
+    from dplr.validation import PrivacyLeakWarning
+
+    X, y = data
+    n = len(y)
+    with pytest.warns(PrivacyLeakWarning, match="Fix: form='corrected'"):
+        ObjectivePerturbation(epsilon=0.1, lam=1e-5, form="nips2008", loss="huber", random_state=0).fit(X, y)
+    with pytest.warns(PrivacyLeakWarning, match="n\\*lam"):  # logistic below n lam = 2/epsilon
+        ObjectivePerturbation(epsilon=0.1, lam=1.0 / n, form="nips2008", random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)  # proven: logistic, n lam >= 2/epsilon
+        ObjectivePerturbation(epsilon=0.1, lam=25.0 / n, form="nips2008", random_state=0).fit(X, y)
+        ObjectivePerturbation(epsilon=0.1, lam=1e-5, form="corrected", random_state=0).fit(X, y)

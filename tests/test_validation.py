@@ -205,3 +205,16 @@ def test_the_ball_helpers_refuse_rows_that_are_not_finite(bad):
         check_rows_in_ball(X)  # NaN > radius is False: without this check the row passed
     with pytest.raises(ValueError, match="NaN or infinite"):
         project_onto_ball(X)
+
+
+def test_public_bounds_accept_values_on_the_documented_bound():
+    from dplr.preprocessing import scale_by_public_bounds
+
+    # the recipe centre = (a + b)/2, bound = (b - a)/2 maps a and b onto -1 and 1, whatever the rounding
+    rng = np.random.default_rng(3)
+    for a, b in rng.uniform(-10, 10, size=(500, 2)):
+        a, b = min(a, b), max(a, b) + 1e-3
+        scaled = scale_by_public_bounds(np.array([[a], [b]]), [(b - a) / 2], centre=[(a + b) / 2])
+        assert np.all(np.abs(scaled) <= 1.0) and scaled[0, 0] == pytest.approx(-1) and scaled[1, 0] == pytest.approx(1)
+    with pytest.raises(ValueError, match="exceed their public bound"):
+        scale_by_public_bounds(np.array([[1.001]]), [1.0])
