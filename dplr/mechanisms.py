@@ -130,9 +130,9 @@ class VectorLaplace:
         ``size=None`` returns one vector of shape ``(dim,)``; an integer ``k`` returns ``(k, dim)``.
         The stream is used in this order: ``k`` Gamma variates, then ``k * dim`` standard normals.
         """
-        n_draws = 1 if size is None else int(size)
-        if n_draws < 0:
-            raise ValueError(f"size must be non-negative, got {size!r}.")
+        n_draws = 1 if size is None else size
+        if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 0:
+            raise ValueError(f"size must be None or a non-negative integer, got {size!r}.")
         draws = PolarDraws.sample(self.dim, n_draws, random_state).vectors(scale=self.scale)
         return draws[0] if size is None else draws
 
@@ -145,12 +145,14 @@ class VectorLaplace:
 
         The constant follows from integrating in polar coordinates: the surface area of
         :math:`S^{d-1}` is :math:`2\pi^{d/2}/\Gamma(d/2)` and
-        :math:`\int_0^\infty r^{d-1}e^{-\beta r}dr = \Gamma(d)/\beta^d`. ``eta`` has shape ``(..., d)``
-        (its last axis sets :math:`d`).
+        :math:`\int_0^\infty r^{d-1}e^{-\beta r}dr = \Gamma(d)/\beta^d`. ``eta`` has shape ``(..., d)``, its last
+        axis the law's dimension (else ``ValueError``).
         """
         beta = self.rate
         eta = np.asarray(eta, dtype=float)
-        d = eta.shape[-1]
+        d = eta.shape[-1] if eta.ndim else 1
+        if d != self.dim:
+            raise ValueError(f"eta has {d} coordinates, the law {self.dim}: pass points of shape (..., {self.dim}).")
         log_const = (
             d * np.log(beta) + special.gammaln(d / 2) - np.log(2.0) - (d / 2) * np.log(np.pi) - special.gammaln(d)
         )
@@ -193,9 +195,9 @@ class IsotropicGaussian:
 
         The stream is used once: ``k * dim`` standard normals (``Generator.standard_normal``), times :math:`\sigma`.
         """
-        n_draws = 1 if size is None else int(size)
-        if n_draws < 0:
-            raise ValueError(f"size must be non-negative, got {size!r}.")
+        n_draws = 1 if size is None else size
+        if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 0:
+            raise ValueError(f"size must be None or a non-negative integer, got {size!r}.")
         draws = check_random_state(random_state).standard_normal((n_draws, self.dim)) * self.sigma
         return draws[0] if size is None else draws
 

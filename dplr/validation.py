@@ -103,7 +103,8 @@ def check_solver_tol(solver_tol) -> float:
 
 
 def check_loss_constant(value, name: str, allow_zero: bool = False) -> float:
-    """A loss' proof constant (``lipschitz``: the bound L on |l'|, > 0; ``curvature``: the bound c on l'', >= 0).
+    r"""A loss' proof constant (``lipschitz``: the bound :math:`L` on :math:`|\ell'|`, > 0; ``curvature``: the bound
+    :math:`c` on :math:`\ell''`, >= 0).
 
     A wrong constant silently weakens the privacy proof it enters (a negative curvature shrinks the noise of
     Algorithm 2), so it is checked where a calibration receives it.

@@ -148,3 +148,12 @@ def test_privacy_map_is_the_supremum_of_the_privacy_loss():
     np.testing.assert_allclose(noise.privacy_loss(ray, c1, c2), 1.5)
     rng = np.random.default_rng(1)
     assert np.abs(noise.privacy_loss(rng.normal(size=(1000, 2)) * 4, c1, c2)).max() <= 1.5 + 1e-12
+
+
+def test_the_law_refuses_points_and_sizes_that_do_not_fit_it():
+    law = VectorLaplace.from_rate(3, 2.0)
+    with pytest.raises(ValueError, match="eta has 5 coordinates, the law 3"):
+        law.log_density(np.ones(5))  # used to return a density of a 5-dimensional law
+    with pytest.raises(ValueError, match="non-negative integer"):
+        law.sample(size=2.7, random_state=0)  # used to draw 2
+    assert law.sample(size=np.int64(2), random_state=0).shape == (2, 3)
