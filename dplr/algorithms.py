@@ -100,16 +100,17 @@ def sensitivity_method_noise(n, dim, epsilon, lam, loss="logistic", huber_h=0.5,
 
 def _released_minimiser(X, y, lam, loss, tol, max_iter):
     """The ERM minimiser an output perturbation releases, refused unless the solver reached gradient norm ``tol``:
-    the noise is calibrated to a point within tol/λ of the exact minimiser, and only such a point is covered."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # checked below, where it voids the guarantee
-        result = solve_regularized_erm(X, y, lam, loss, tol=tol, max_iter=max_iter, check_input=False)
+    the noise is calibrated to a point within tol/λ of the exact minimiser, and only such a point is covered. (A
+    refusal is outside the guarantee: it says that this data set's solve did not converge, which Newton's method on
+    this strongly convex objective does within ``max_iter`` steps unless λ is tiny.)"""
+    result = solve_regularized_erm(X, y, lam, loss, tol=tol, max_iter=max_iter, check_input=False)
     worst = float(np.max(result.grad_norm))
     if not worst <= tol:
         raise RuntimeError(f"the solver stopped at gradient norm {worst!r} > tol = {tol!r} after {max_iter} "
-                           f"iterations: the noise covers only points within tol/lam of the minimiser, so this "
-                           f"release would not be private. Fix: a larger max_iter, or a larger lam (a larger tol "
-                           f"also works, and adds 2*tol/lam to the sensitivity the noise is calibrated to).")
+                           f"iterations (lam = {lam!r}): the noise covers only points within tol/lam of the "
+                           f"minimiser, so this release would not be private. Fix: a larger lam, or a larger max_iter "
+                           f"(dplr.algorithms); a larger tol also works, and adds 2*tol/lam to the sensitivity the "
+                           f"noise is calibrated to.")
     return result.coef
 
 
@@ -118,7 +119,8 @@ def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws
     r"""Algorithm 1 (NIPS 2008): :math:`w + \eta`, :math:`h(\eta) \propto e^{-\beta\lVert\eta\rVert}`, :math:`\beta = \varepsilon/S`.
 
     ε-DP for :math:`\lVert x_i\rVert \le 1` and any convex loss with :math:`|\ell'| \le L` (Theorem 1), for the
-    point :math:`w` the solver releases: it stops at gradient norm :math:`\le` ``tol`` (else ``RuntimeError``), so
+    point :math:`w` the solver releases: it stops at gradient norm :math:`\le` ``tol`` (else ``RuntimeError``, a
+    refusal outside the guarantee, which covers the data sets whose solve converges), so
     :math:`w` lies within ``tol``/λ of the exact minimiser :math:`w^*` and the noise is calibrated to
     :math:`S = 2(L + n\,\text{tol})/(n\lambda)` (:func:`~dplr.calibration.sensitivity_bound`); ``tol`` is a
     privacy parameter. ``n_draws=None`` returns one classifier of shape ``(d,)``; an integer ``k`` returns ``k``

@@ -186,7 +186,9 @@ class StandardLR(_LinearClassifierThroughOrigin):
     norm_bound : float, default 1.0
         Public bound :math:`R` on :math:`\lVert x_i\rVert`; the model is fit to :math:`x/R`.
     tol : float, default 1e-8
-        Solver tolerance on the gradient norm (> 0); a ``ConvergenceWarning`` says when it was not reached.
+        Solver tolerance on the gradient norm (> 0); a ``ConvergenceWarning`` says when it was not reached. For the
+        output perturbations it is part of the privacy guarantee: their noise covers it, and a solve that misses it
+        is refused (``RuntimeError``).
 
     Attributes
     ----------
@@ -211,11 +213,12 @@ class StandardLR(_LinearClassifierThroughOrigin):
 class SensitivityMethod(_LinearClassifierThroughOrigin):
     r"""Algorithm 1 of NIPS 2008 (output perturbation, "sensitivity method").
 
-    Computes the non-private :math:`w^*` and releases :math:`w^* + \eta` with
-    :math:`h(\eta) \propto e^{-\frac{n\lambda\varepsilon}{2}\lVert\eta\rVert}`: the norm of
-    :math:`\eta` is :math:`\Gamma(d, 2/(n\lambda\varepsilon))`, its direction uniform. ε-DP when
-    :math:`\lVert x_i\rVert \le 1` (Theorem 1, via the sensitivity bound :math:`2/(n\lambda)` of
-    Corollary 2), for the logistic and the Huber loss alike (:math:`|\ell'| \le 1`).
+    Computes the non-private :math:`w^*` to gradient norm ``tol`` and releases :math:`w^* + \eta` with
+    :math:`h(\eta) \propto e^{-\beta\lVert\eta\rVert}`, :math:`\beta = n\lambda\varepsilon/(2(1 + n\,\text{tol}))`: the
+    norm of :math:`\eta` is :math:`\Gamma(d, 1/\beta)`, its direction uniform. ε-DP when :math:`\lVert x_i\rVert \le 1`
+    (Theorem 1, via the sensitivity bound :math:`2/(n\lambda)` of Corollary 2, plus :math:`2\,\text{tol}/\lambda` for the
+    solver's point: :func:`dplr.calibration.sensitivity_bound`), for the logistic and the Huber loss alike
+    (:math:`|\ell'| \le 1`).
 
     Parameters
     ----------
@@ -230,7 +233,7 @@ class SensitivityMethod(_LinearClassifierThroughOrigin):
     ----------
     coef_, intercept_, classes_, n_features_in_ : as in :class:`StandardLR`.
     noise_rate_ : float
-        :math:`\beta = n\lambda\varepsilon/2` of the noise density that was used.
+        :math:`\beta` of the noise density that was used (:math:`n\lambda\varepsilon/(2(1 + n\,\text{tol}))`).
     """
 
     def __init__(self, epsilon=0.1, lam=0.01, loss="logistic", huber_h=0.5, norm_bound=1.0, random_state=None,
@@ -330,8 +333,8 @@ class _GaussianPerturbation(_LinearClassifierThroughOrigin):
 class GaussianOutputPerturbation(_GaussianPerturbation):
     r"""Output perturbation with analytic Gaussian noise, (ε, δ)-DP (:func:`dplr.algorithms.gaussian_output_perturbation`).
 
-    Releases :math:`w^* + N(0, \sigma^2 I)`, :math:`\sigma` the smallest for the sensitivity :math:`2L/(n\lambda)`
-    (Balle & Wang 2018, Theorem 8; :mod:`dplr.gaussian`).
+    Releases :math:`w^* + N(0, \sigma^2 I)`, :math:`\sigma` the smallest for the sensitivity
+    :math:`2L/(n\lambda) + 2\,\text{tol}/\lambda` of the solver's point (Balle & Wang 2018, Theorem 8; :mod:`dplr.gaussian`).
 
     Parameters
     ----------

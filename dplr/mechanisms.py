@@ -149,8 +149,8 @@ class VectorLaplace:
         axis the law's dimension (else ``ValueError``).
         """
         beta = self.rate
-        eta = np.asarray(eta, dtype=float)
-        d = eta.shape[-1] if eta.ndim else 1
+        eta = np.atleast_1d(np.asarray(eta, dtype=float))  # a scalar is a point of a 1-dimensional law
+        d = eta.shape[-1]
         if d != self.dim:
             raise ValueError(f"eta has {d} coordinates, the law {self.dim}: pass points of shape (..., {self.dim}).")
         log_const = (

@@ -223,10 +223,12 @@ def _solve_run(X, y, lambdas, parts, objective_rngs, loss, with_erm):
             deltas.append(calibration.delta)
         problems.append((X[part], y[part], lam, np.reshape(noise, (-1, d)), np.array(deltas)))
     solutions = solve_on_parts(problems, loss, tol=SOLVER_TOL)
-    if with_erm and any(not solution.grad_norm_w0 <= SOLVER_TOL for solution in solutions):
-        raise RuntimeError(f"an unperturbed solve stopped above gradient norm {SOLVER_TOL:g}: Algorithm 1's noise "
-                           f"covers only points within that tolerance over lam of the minimiser, so its release "
-                           f"would not be private. Fix: larger candidate lambdas.")
+    for solution, lam in zip(solutions, lambdas):
+        if with_erm and not solution.grad_norm_w0 <= SOLVER_TOL:
+            raise RuntimeError(f"the unperturbed solve at lam = {lam!r} stopped at gradient norm "
+                               f"{solution.grad_norm_w0!r} > {SOLVER_TOL:g}: Algorithm 1's noise covers only points "
+                               f"within that tolerance over lam of the minimiser, so its release would not be "
+                               f"private. Fix: larger candidate lambdas.")
     return [((solution.w0 if with_erm else None), dict(zip(rngs, solution.coef)))
             for solution, rngs in zip(solutions, objective_rngs)]
 

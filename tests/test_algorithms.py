@@ -62,7 +62,7 @@ def test_output_perturbation_covers_the_points_its_solver_releases():
 def test_output_perturbation_refuses_a_solver_that_stopped_above_tol():
     for release in (lambda: sensitivity_method(X, Y, 0.5, 1e-6, max_iter=1),
                     lambda: gaussian_output_perturbation(X, Y, 0.5, 1e-5, 1e-6, max_iter=1)):
-        with pytest.raises(RuntimeError, match="would not be private. Fix: a larger max_iter"):
+        with pytest.raises(RuntimeError, match="would not be private. Fix: a larger lam, or a larger max_iter"):
             release()
 
 

@@ -243,3 +243,22 @@ def test_private_tuning_with_any_learner_splits_like_algorithm_3_and_selects_pri
     pd.testing.assert_frame_equal(table, again)
     with pytest.raises(ValueError, match="fit must be a function"):
         private_tuning_with(None, X, y, X, y, [1.0], [1.0], 1)
+
+
+def test_algorithm_1_in_tuning_refuses_a_solve_that_missed_the_tolerance(monkeypatch):
+    # the noise covers the solver's distance SOLVER_TOL/lam from the minimiser; a solve above it is refused. With a
+    # tolerance no solver reaches, Algorithm 1 must refuse; Algorithm 2 (whose proof needs the exact minimiser in any
+    # case) only warns.
+    import dplr.tuning as tuning
+    from sklearn.exceptions import ConvergenceWarning
+
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-0.5, 0.5, size=(300, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    monkeypatch.setattr(tuning, "SOLVER_TOL", 1e-30)
+    with pytest.raises(RuntimeError, match="stopped at gradient norm .* Fix: larger candidate lambdas"):
+        tuning.private_lambda_selection(X, y, [0.01, 0.1], 1.0, method="sensitivity", random_state=0)
+    with pytest.warns(ConvergenceWarning):
+        tuning.private_lambda_selection(X, y, [0.01, 0.1], 1.0, method="objective", random_state=0)
+    monkeypatch.undo()
+    tuning.private_lambda_selection(X, y, [0.01, 0.1], 1.0, method="sensitivity", random_state=0)  # converges

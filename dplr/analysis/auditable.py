@@ -86,7 +86,9 @@ class SensitivityMethodMechanism:
         return sensitivity_method(X, y, self.epsilon, self.lam, self.loss, n_draws=size, random_state=random_state)
 
     def max_privacy_loss(self, pair: NeighbouringPair) -> float:
-        r"""Exact :math:`\beta\lVert w^*(D) - w^*(D')\rVert` (:func:`dplr.analysis.privacy_loss.sensitivity_method_max_privacy_loss`)."""
+        r""":math:`\beta\lVert w^*(D) - w^*(D')\rVert` (:func:`dplr.analysis.privacy_loss.sensitivity_method_max_privacy_loss`):
+        exact for the exact-minimiser mechanism (the paper's β); the release also covers the solver's tolerance, in
+        its noise and in its centres, which changes the loss by a relative amount of order n·tol."""
         return sensitivity_method_max_privacy_loss(pair, self.epsilon, self.lam, get_loss(self.loss))[0]
 
 
@@ -160,7 +162,8 @@ class GaussianOutputPerturbationMechanism:
                                             random_state=random_state)
 
     def max_privacy_loss(self, pair: NeighbouringPair) -> float:
-        r"""The exact ε at ``delta`` on the pair: Gaussian noise around :math:`w^*(D)` and :math:`w^*(D')` (closed form)."""
+        r"""The exact ε at ``delta`` on the pair for the exact-minimiser mechanism: Gaussian noise around :math:`w^*(D)` and
+        :math:`w^*(D')` (closed form; the release's σ also covers the solver's tolerance, a relative n·tol)."""
         loss = get_loss(self.loss)
         sigma = gaussian_output_perturbation_calibration(pair.n, self.lam, self.epsilon, self.delta, loss.lipschitz).sigma
         distance = np.linalg.norm(standard_erm(pair.X, pair.y, self.lam, loss, tol=1e-12)

@@ -100,7 +100,7 @@ class PartSolution:
     n_passes: np.ndarray
     n_hessians: int
     n_passes_w0: int = 0
-    grad_norm_w0: float = 0.0
+    grad_norm_w0: float = float("nan")
 
 
 def _hessian(part, curvature, reg):

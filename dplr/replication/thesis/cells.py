@@ -121,7 +121,7 @@ def _run_sound(cell, X, y, train, test, fold, seed):
             w_star = standard_erm(Xt, yt, cell.lam)
         if method == "standard":
             W = w_star[None, :]
-        elif method == "sensitivity":  # dplr.algorithms.sensitivity_method on the repeated set
+        elif method == "sensitivity":  # Algorithm 1 as the papers state it (exact-minimiser noise) on the repeated set
             rng = restart_stream(seed, cell.kind, fold, n, "sensitivity")
             W = w_star + sensitivity_method_noise(m * n, d, eps, cell.lam, n_draws=cell.n_restarts, random_state=rng)[0]
         else:  # dplr.algorithms.objective_perturbation on the repeated set

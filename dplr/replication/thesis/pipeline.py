@@ -183,8 +183,9 @@ class SoundPipeline:
 
     Real data: :func:`dplr.datasets.breast_cancer.scale_wdbc_public` with ``scale`` and ``widen`` (public ranges,
     an intercept column, :math:`\\lVert x\\rVert\\le1`). Simulated data are used as generated. The
-    algorithms are :func:`dplr.algorithms.standard_erm`, :func:`~dplr.algorithms.sensitivity_method`
-    and :func:`~dplr.algorithms.objective_perturbation` (``form``, corrected by default: ε-DP).
+    algorithms are :func:`dplr.algorithms.standard_erm`, Algorithm 1 as the papers state it (the minimiser plus
+    :func:`~dplr.algorithms.sensitivity_method_noise` for the exact minimiser) and
+    :func:`~dplr.algorithms.objective_perturbation` (``form``, corrected by default: ε-DP).
     """
 
     scale: str = "log"
