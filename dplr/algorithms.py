@@ -28,10 +28,7 @@ Sources
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
 from dplr.calibration import objective_perturbation_calibration, sensitivity_method_calibration
 from dplr.gaussian import (
@@ -81,16 +78,24 @@ def _check_solver_options(tol, max_iter):
 
 
 def sensitivity_method_noise(n, dim, epsilon, lam, loss="logistic", huber_h=0.5, n_draws=None, random_state=None,
-                             check_input=True, solver_tol=0.0):
+                             check_input=True, *, solver_tol=None):
     r"""Algorithm 1's noise :math:`\eta`, :math:`h(\eta) \propto e^{-\beta\lVert\eta\rVert}`, :math:`\beta = \varepsilon/S`.
 
     Returns ``(eta, calibration)``: ``eta`` of shape ``(dim,)`` (``n_draws=None``) or ``(n_draws,
     dim)``, and the :class:`~dplr.calibration.SensitivityMethodCalibration`. Algorithm 1 releases
-    :math:`w^* + \eta`; ``n`` is the number of records :math:`w^*` was trained on. ``solver_tol`` is the gradient
-    norm the released point is known to meet: :math:`S = 2(L + n\tau)/(n\lambda)`
-    (:func:`~dplr.calibration.sensitivity_bound`); the default 0 is the exact minimiser, :math:`\beta =
-    n\lambda\varepsilon/(2L)` as in the paper -- a caller that releases a solver's point passes its tolerance.
+    :math:`w + \eta`; ``n`` is the number of records :math:`w` was trained on. ``solver_tol`` (required) is the
+    gradient norm :math:`\tau` the released point :math:`w` is known to meet, e.g. the ``tol`` it was solved to:
+    :math:`S = 2(L + n\tau)/(n\lambda)` (:func:`~dplr.calibration.sensitivity_bound`). ``solver_tol=0`` is the
+    exact minimiser :math:`w^*`, :math:`\beta = n\lambda\varepsilon/(2L)` as in the paper -- an idealisation that
+    covers no solver's output; it has no default, so that composing a solver's point with the paper's noise is a
+    choice the caller writes down (the replications of the papers do, as the papers state Algorithm 1).
     """
+    if solver_tol is None:
+        raise ValueError("sensitivity_method_noise needs solver_tol: the gradient norm the released point w is known "
+                         "to meet (the tol of the solve that produced it, whose result you should check). The noise "
+                         "then covers every point within solver_tol/lam of the minimiser. Pass solver_tol=0.0 only "
+                         "for the exact minimiser (the papers' idealisation), or call "
+                         "dplr.algorithms.sensitivity_method, which solves, checks and calibrates in one step.")
     loss = get_loss(loss, huber_h)
     calibration = sensitivity_method_calibration(n, lam, epsilon, loss.lipschitz, check_input=check_input,
                                                  solver_tol=solver_tol)
@@ -302,10 +307,10 @@ def approximate_minima_perturbation(X, y, epsilon, delta, lam, gamma=None, loss=
     options = dict(solver_options or {})
     if "max_iter" in options:
         options["max_iter"] = check_positive_integer(options["max_iter"], "max_iter")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # checked below, where it voids the guarantee
-        result = solve_regularized_erm(X, y, lam, loss, b=b, delta=calibration.ridge, tol=calibration.gamma,
-                                       check_input=False, **options)
+    # a missed gamma warns (ConvergenceWarning) and is refused below, where it voids the guarantee; no warning filter
+    # is changed here (warnings.catch_warnings is not thread-safe, and AMP runs in worker threads)
+    result = solve_regularized_erm(X, y, lam, loss, b=b, delta=calibration.ridge, tol=calibration.gamma,
+                                   check_input=False, **options)
     worst = float(np.max(result.grad_norm))
     if not worst <= calibration.gamma:
         raise RuntimeError(f"the solver stopped at gradient norm {worst!r} > gamma = {calibration.gamma!r}: the "

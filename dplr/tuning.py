@@ -251,6 +251,13 @@ def _error_counts(candidates, X_val, y_val):
     return np.count_nonzero((scores > 0) != (y_val > 0)[:, None], axis=0).astype(int)  # labels in {-1, +1}
 
 
+def _p_fewest_errors(z, probabilities):
+    """Probability the exponential mechanism chose *a* candidate with the fewest validation errors ``z``: the sum
+    over tied candidates (with ties, the first fewest-errors candidate's own probability would understate it)."""
+    z = np.asarray(z)
+    return float(np.asarray(probabilities)[z == z.min()].sum())
+
+
 def _select(z, epsilon, rng):
     """Step 4: the exponential mechanism on the counts ``z``. Returns ``(index, probabilities)``."""
     return exponential_mechanism(-z.astype(float), epsilon, 1.0, rng)
@@ -332,7 +339,8 @@ def private_tuning_experiment(X, y, X_test, y_test, lambdas, epsilons, n_repeats
     ``error_best``
         the smallest test error among the candidates (an oracle no one can use);
     ``p_chosen_best``
-        probability the exponential mechanism gave the candidate with the fewest validation errors.
+        probability the exponential mechanism chose a candidate with the fewest validation errors (summed over
+        candidates tied at the fewest).
 
     When ``"sensitivity"`` is among the methods, each repeat also has one row with
     ``method="nonprivate"`` and ``epsilon=inf``: the non-private minimisers of the same parts, the
@@ -388,7 +396,7 @@ def private_tuning_experiment(X, y, X_test, y_test, lambdas, epsilons, n_repeats
                 "repeat": r, "method": method, "epsilon": eps,
                 "lam_private": float(lambdas[index]), "error_private": float(errors[index]),
                 "lam_nonprivate": float(lambdas[best_val]), "error_nonprivate": float(errors[best_val]),
-                "error_best": float(errors.min()), "p_chosen_best": float(probabilities[best_val]),
+                "error_best": float(errors.min()), "p_chosen_best": _p_fewest_errors(z, probabilities),
             })
     return pd.DataFrame(rows)
 
@@ -409,8 +417,10 @@ def private_tuning_with(fit, X, y, X_test, y_test, candidates, epsilons, n_repea
     same way, so with the same ``random_state`` and as many candidates the parts are identical to the ones Algorithms
     1 and 2 get there (their comparisons are paired); the noise and the selection draw from streams named by
     ``name`` and ε, so a run at a subset of ``epsilons`` gives the same rows for those ε. Returns one row per
-    (repeat, ε): ``method`` (= ``name``), ``epsilon``, ``candidate`` (its index), ``error_private``, ``error_nonprivate`` (the fewest-validation-errors candidate, not private), ``error_best``
-    (an oracle) and ``p_chosen_best``. Results do not depend on ``n_jobs`` (threads).
+    (repeat, ε): ``method`` (= ``name``), ``epsilon``, ``candidate`` (its index), ``error_private``,
+    ``error_nonprivate`` (the fewest-validation-errors candidate, not private), ``error_best`` (an oracle) and
+    ``p_chosen_best`` (the probability of choosing a fewest-validation-errors candidate, ties summed). Results do not
+    depend on ``n_jobs`` (threads).
     """
     X, y = check_signed_data(X, y)
     X = check_rows_in_ball(X)
@@ -446,5 +456,6 @@ def private_tuning_with(fit, X, y, X_test, y_test, candidates, epsilons, n_repea
             best_val = int(np.argmin(counts[e]))
             rows.append({"repeat": r, "method": name, "epsilon": eps, "candidate": index,
                          "error_private": float(errors[e, index]), "error_nonprivate": float(errors[e, best_val]),
-                         "error_best": float(errors[e].min()), "p_chosen_best": float(probabilities[best_val])})
+                         "error_best": float(errors[e].min()),
+                         "p_chosen_best": _p_fewest_errors(counts[e], probabilities)})
     return pd.DataFrame(rows)

@@ -262,3 +262,25 @@ def test_algorithm_1_in_tuning_refuses_a_solve_that_missed_the_tolerance(monkeyp
         tuning.private_lambda_selection(X, y, [0.01, 0.1], 1.0, method="objective", random_state=0)
     monkeypatch.undo()
     tuning.private_lambda_selection(X, y, [0.01, 0.1], 1.0, method="sensitivity", random_state=0)  # converges
+
+
+def test_p_chosen_best_sums_the_probability_of_tied_fewest_error_candidates():
+    # Candidates 0 and 1 are the same classifier (tied validation counts); candidate 2 is its mirror image and errs on
+    # most records. The probability of choosing a fewest-errors candidate is the two tied ones' together: exactly 1
+    # when every candidate ties, and near 1 at a large epsilon with the bad mirror image (the first tied candidate's
+    # own probability, which the column used to report, is near 1/2 there and 1/3 with three ties).
+    from dplr.tuning import private_tuning_with
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((300, 3))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    y = np.where(X[:, 0] + 0.2 * rng.standard_normal(300) > 0, 1.0, -1.0)
+
+    def fit(X_part, y_part, candidate, epsilon, random_state):
+        return candidate * np.array([1.0, 0.0, 0.0])
+
+    all_tied = private_tuning_with(fit, X, y, X, y, [1.0, 1.0, 1.0], [0.01, 5.0], 3, random_state=5, n_jobs=1)
+    np.testing.assert_allclose(all_tied.p_chosen_best, 1.0, rtol=1e-12)
+    two_tied = private_tuning_with(fit, X, y, X, y, [1.0, 1.0, -1.0], [5.0], 3, random_state=5, n_jobs=1)
+    assert (two_tied.p_chosen_best > 0.99).all()
+    assert two_tied.candidate.isin([0, 1]).all()

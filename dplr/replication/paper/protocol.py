@@ -326,7 +326,7 @@ def private_classifiers(X, y, method, lam, epsilon=None, form=None, reading=Read
             return standard_erm(X, y, lam)[None, :]
         if method == "sensitivity":  # the paper's noise, for the exact minimiser (docstring)
             return standard_erm(X, y, lam) + sensitivity_method_noise(n, d, epsilon, lam, n_draws=n_draws,
-                                                                       random_state=random_state)[0]
+                                                                       random_state=random_state, solver_tol=0.0)[0]
         return objective_perturbation(X, y, epsilon, lam, form=form, n_draws=n_draws, random_state=random_state)
 
     rng = np.random.default_rng(random_state) if not isinstance(random_state, np.random.Generator) else random_state

@@ -123,7 +123,8 @@ def _run_sound(cell, X, y, train, test, fold, seed):
             W = w_star[None, :]
         elif method == "sensitivity":  # Algorithm 1 as the papers state it (exact-minimiser noise) on the repeated set
             rng = restart_stream(seed, cell.kind, fold, n, "sensitivity")
-            W = w_star + sensitivity_method_noise(m * n, d, eps, cell.lam, n_draws=cell.n_restarts, random_state=rng)[0]
+            W = w_star + sensitivity_method_noise(m * n, d, eps, cell.lam, n_draws=cell.n_restarts, random_state=rng,
+                                                  solver_tol=0.0)[0]
         else:  # dplr.algorithms.objective_perturbation on the repeated set
             rng = restart_stream(seed, cell.kind, fold, n, "objective")
             b, calibration = objective_perturbation_noise(m * n, d, eps, cell.lam, form=cell.pipeline.form,
