@@ -22,6 +22,22 @@ import nbclient
 import nbformat
 
 
+def coalesce_streams(nb):
+    """Merge consecutive stream outputs of one cell with the same name (stdout, stderr) into one, as Jupyter's
+    front ends show them: how a cell's prints are split into messages depends on when the kernel flushed them (the
+    machine's load), not on what the cell printed, and stored outputs should not."""
+    for cell in nb.cells:
+        merged = []
+        for output in cell.get("outputs", []):
+            if (merged and output.output_type == "stream" and merged[-1].output_type == "stream"
+                    and merged[-1].name == output.name):
+                merged[-1].text += output.text
+            else:
+                merged.append(output)
+        if cell.cell_type == "code":
+            cell.outputs = merged
+
+
 def git(*args):
     result = subprocess.run(["git", *args], capture_output=True, text=True)
     return result.stdout if result.returncode == 0 else None
@@ -41,6 +57,7 @@ for name in sys.argv[1:] or sorted(str(p) for p in Path("book").glob("*.ipynb"))
                                      resources={"metadata": {"path": str(path.parent)}})
     client.execute()
     seconds = time.perf_counter() - start
+    coalesce_streams(nb)
     nb.metadata.setdefault("dplr", {})["execution"] = {
         "seconds": round(seconds, 1),
         "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M"),

@@ -119,3 +119,18 @@ def test_inverted_prediction_rule_flips_the_error():
     err = classification_error(w, X, y)
     assert classification_error(w, X, y, inverted=True) == pytest.approx(1 - err)
     assert classification_error(np.vstack([w, -w]), X, y).shape == (2,)
+
+
+def test_the_deterministic_inequality_checks_the_solver_not_only_the_algebra(monkeypatch):
+    # The noise is drawn before the solve, so a solver that returned a point other than the perturbed objective's
+    # minimiser (here: its minimiser moved by a fixed vector) fails Algorithm 2's inequality; with the norm of b
+    # recovered from the output, as before, any point would have passed.
+    import dplr.analysis.guarantees as guarantees
+
+    kwargs = dict(ns=[200], lams=[1.0], epsilon=0.5, d=4, n_draws=50, delta=0.2, random_state=2,
+                  data=make_unseparable)
+    assert all(r.deterministic_ok for r in simulate_excess_loss(**kwargs))
+    solve = guarantees.objective_perturbation
+    monkeypatch.setattr(guarantees, "objective_perturbation", lambda *a, **k: solve(*a, **k) + 0.3)
+    rows = {r.algorithm: r.deterministic_ok for r in simulate_excess_loss(**kwargs)}
+    assert rows == {"sensitivity": True, "objective_nips2008": False, "objective_corrected": False}

@@ -33,8 +33,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from dplr.algorithms import objective_perturbation, sensitivity_method, standard_erm
-from dplr.analysis.privacy_loss import perturbation_from_output
+from dplr.algorithms import (
+    objective_perturbation,
+    objective_perturbation_noise,
+    sensitivity_method_noise,
+    standard_erm,
+)
 from dplr.calibration import objective_perturbation_calibration
 from dplr.losses import LogisticLoss
 from dplr.objective import regularized_erm_objective
@@ -193,7 +197,7 @@ class ExcessLossDraws:
     r"""Excess regularised training loss :math:`\hat f_\lambda(w_{\text{priv}}) - \hat f_\lambda(w^*)` per draw.
 
     ``excess[name]`` and ``noise_norm[name]`` (:math:`\lVert\eta\rVert` for Algorithm 1,
-    :math:`\lVert b\rVert` for Algorithm 2, recovered from the output) for ``name`` in
+    :math:`\lVert b\rVert` for Algorithm 2, as drawn) for ``name`` in
     ``"sensitivity"``, ``"objective_nips2008"``, ``"objective_corrected"``; ``delta_reg`` is the corrected
     form's :math:`\Delta`.
     """
@@ -208,20 +212,29 @@ ALGORITHMS = ("sensitivity", "objective_nips2008", "objective_corrected")
 
 
 def excess_loss_draws(X, y, lam, epsilon, n_draws, random_state=None) -> ExcessLossDraws:
-    r"""Run Algorithm 1 and both forms of Algorithm 2 ``n_draws`` times each on ``(X, y)`` (logistic loss)."""
+    r"""Run Algorithm 1 and both forms of Algorithm 2 ``n_draws`` times each on ``(X, y)`` (logistic loss).
+
+    The noise is drawn first (:func:`~dplr.algorithms.sensitivity_method_noise`,
+    :func:`~dplr.algorithms.objective_perturbation_noise`) and then released with the solver's minimiser
+    (:math:`w^* + \eta`; the minimiser of the perturbed objective with that :math:`b`), as
+    :func:`~dplr.algorithms.sensitivity_method` and :func:`~dplr.algorithms.objective_perturbation` do with the same
+    stream: ``noise_norm`` holds the norms of the drawn noise, so an inequality checked against them checks the
+    solver's outputs, not only the algebra."""
     rng = check_random_state(random_state)
-    w_star = standard_erm(X, y, lam, tol=1e-10)
+    n, d = X.shape
+    tol = 1e-10
+    w_star = standard_erm(X, y, lam, tol=tol)
     f_star = regularized_erm_objective(w_star, X, y, lam)[0]
     excess, norms = {}, {}
-    W = sensitivity_method(X, y, epsilon, lam, n_draws=n_draws, random_state=rng, tol=1e-10)
-    excess["sensitivity"] = regularized_erm_objective(W, X, y, lam) - f_star
-    norms["sensitivity"] = np.linalg.norm(W - w_star, axis=1)
+    eta, _ = sensitivity_method_noise(n, d, epsilon, lam, n_draws=n_draws, random_state=rng, solver_tol=tol)
+    excess["sensitivity"] = regularized_erm_objective(w_star + eta, X, y, lam) - f_star
+    norms["sensitivity"] = np.linalg.norm(eta, axis=1)
     delta_reg = 0.0
     for form in ("nips2008", "corrected"):
-        W, cal = objective_perturbation(X, y, epsilon, lam, form=form, n_draws=n_draws, random_state=rng, tol=1e-10,
-                                        return_calibration=True)
+        b, cal = objective_perturbation_noise(n, d, epsilon, lam, form=form, n_draws=n_draws, random_state=rng)
+        W = objective_perturbation(X, y, epsilon, lam, form=form, noise=b, tol=tol)
         excess[f"objective_{form}"] = regularized_erm_objective(W, X, y, lam) - f_star
-        norms[f"objective_{form}"] = np.linalg.norm(perturbation_from_output(W, X, y, lam, delta=cal.delta), axis=1)
+        norms[f"objective_{form}"] = np.linalg.norm(b, axis=1)
         if form == "corrected":
             delta_reg = cal.delta
     return ExcessLossDraws(excess, norms, w_star, float(delta_reg))

@@ -1,0 +1,70 @@
+"""The chapters' stored outputs against the nbval sanitizer's float rule (tests/nbval_sanitize.cfg).
+
+nbval compares a long float after truncating it to 6 decimals, so that last-bit differences between CPUs and BLAS
+libraries do not fail it. Truncation is safe for a value whose dropped digits are far from a boundary (another
+machine's value, a few ulps away, truncates the same), and unsafe for one that sits on it: a quantity that is
+mathematically a short decimal (a mean of counts, 0.1 computed through exp and log) is printed as
+0.16021900000000003 here and may be 0.16021899999999998 elsewhere, and the two truncate differently. Such values
+must be rounded where they are computed (or glued). This test finds them.
+"""
+import configparser
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted((ROOT / "book").glob("*.ipynb"))
+#: A dropped tail closer than this to a truncation boundary (in units of the 6th decimal) is flagged: 1e-9 absolute
+#: at the units digit, a million times the relative rounding of a float64 result near 1.
+MARGIN = 1e-3
+
+
+def _float_rule():
+    config = configparser.ConfigParser()
+    config.read(ROOT / "tests" / "nbval_sanitize.cfg")
+    rules = [config[s]["regex"] for s in config.sections() if s.startswith("full-precision floats")]
+    assert len(rules) == 1 and rules[0].endswith(r"\d+"), "the sanitizer's float rule changed: update this test"
+    return re.compile(rules[0][:-len(r"\d+")] + r"(\d+)")  # the digits it drops, as the last group
+
+
+def _texts(notebook):
+    for index, cell in enumerate(notebook["cells"]):
+        for output in cell.get("outputs", []):
+            if "text" in output:
+                yield index, "".join(output["text"])
+            for kind, value in output.get("data", {}).items():
+                if "text" in kind:
+                    yield index, value if isinstance(value, str) else "".join(value)
+
+
+def on_the_boundary(text, rule=None):
+    """The long floats of ``text`` whose digits past the 6th decimal lie within MARGIN of a truncation boundary
+    (formatted numbers whose dropped digits are all zeros, such as ``1.00000000``, are not: they were rounded)."""
+    rule = rule or _float_rule()
+    found = []
+    for match in rule.finditer(text):
+        tail = match.group(match.lastindex)
+        if set(tail) == {"0"} and len(tail) < 6:
+            continue
+        fraction = float("0." + tail)
+        if min(fraction, 1 - fraction) < MARGIN:
+            found.append(match.group(0))
+    return found
+
+
+def test_the_check_finds_values_on_the_boundary_and_passes_others():
+    assert on_the_boundary("0.16021900000000003 and 0.09999999999999432") == ["0.16021900000000003",
+                                                                                "0.09999999999999432"]
+    assert on_the_boundary("0.33208955223880593, 1.00000000, 0.0151, 0.160219") == []
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_no_stored_float_sits_on_the_sanitizers_truncation_boundary(chapter):
+    rule = _float_rule()
+    notebook = json.loads(chapter.read_text())
+    found = [(index, value) for index, text in _texts(notebook) for value in on_the_boundary(text, rule)]
+    assert not found, (f"{chapter.name}: cell index and value of stored floats on a 6-decimal boundary {found}; "
+                       "another machine may print them a few ulps lower or higher, and nbval's truncation would then "
+                       "differ. Fix: round them where they are computed or glued (e.g. round(x, 9)).")
