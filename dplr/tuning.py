@@ -255,7 +255,7 @@ def _p_fewest_errors(z, probabilities):
     """Probability the exponential mechanism chose *a* candidate with the fewest validation errors ``z``: the sum
     over tied candidates (with ties, the first fewest-errors candidate's own probability would understate it)."""
     z = np.asarray(z)
-    return float(np.asarray(probabilities)[z == z.min()].sum())
+    return min(1.0, float(np.asarray(probabilities)[z == z.min()].sum()))  # a sum of rounded shares can pass 1
 
 
 def _select(z, epsilon, rng):

@@ -5,7 +5,9 @@ libraries do not fail it. Truncation is safe for a value whose dropped digits ar
 machine's value, a few ulps away, truncates the same), and unsafe for one that sits on it: a quantity that is
 mathematically a short decimal (a mean of counts, 0.1 computed through exp and log) is printed as
 0.16021900000000003 here and may be 0.16021899999999998 elsewhere, and the two truncate differently. Such values
-must be rounded where they are computed (or glued). This test finds them.
+must be rounded where they are computed (or glued). This test finds those that were stored in their long form; it
+cannot see a value that happened to print short here (0.022941) and may print long elsewhere (0.022940999999999986):
+glue a computed mean rounded whether or not this test flags it.
 """
 import configparser
 import json

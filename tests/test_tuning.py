@@ -284,3 +284,19 @@ def test_p_chosen_best_sums_the_probability_of_tied_fewest_error_candidates():
     two_tied = private_tuning_with(fit, X, y, X, y, [1.0, 1.0, -1.0], [5.0], 3, random_state=5, n_jobs=1)
     assert (two_tied.p_chosen_best > 0.99).all()
     assert two_tied.candidate.isin([0, 1]).all()
+
+
+def test_private_tuning_experiment_sums_tied_fewest_error_candidates():
+    # Separable data with a wide margin and a nearly noiseless Algorithm 1 (epsilon = 1e6): every candidate
+    # classifies the validation part without error, so all three tie and a fewest-errors candidate is chosen with
+    # probability 1 (the first tied candidate's own probability, which the column used to report, is 1/3).
+    rng = np.random.default_rng(4)
+    X = 0.1 * rng.standard_normal((600, 3))
+    X[:, 0] = np.where(rng.random(600) < 0.5, -0.9, 0.9)
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    y = np.sign(X[:, 0])
+    rows = private_tuning_experiment(X, y, X, y, LAMBDAS, [1e6], n_repeats=2, methods=("sensitivity",),
+                                     random_state=1, n_jobs=1)
+    private = rows[rows.method == "sensitivity"]
+    assert (private.error_best == 0).all()
+    np.testing.assert_allclose(private.p_chosen_best, 1.0, rtol=1e-12)

@@ -166,8 +166,9 @@ class L1SensitivityMethod:
     def __call__(self, data, random_state=None, size=None):
         X, y = data
         w = self.fit(X, y)
+        # the exact-minimiser calibration, as max_privacy_loss assumes (sensitivity_method_noise_rate)
         return w + sensitivity_method_noise(len(y), w.shape[0], self.epsilon, self.lam, n_draws=size,
-                                            random_state=random_state)[0]
+                                            random_state=random_state, solver_tol=0.0)[0]
 
     def max_privacy_loss(self, pair: NeighbouringPair) -> float:
         r"""Exact: :math:`\beta\lVert w_1(D) - w_1(D')\rVert` (the closed form of Algorithm 1 with the L1 minimisers)."""

@@ -7,8 +7,8 @@ reproduce real`` writes its rows to ``real-study.csv.gz``; ``make real-record`` 
 :func:`check_against_record` requires them to be identical to the record's; ``make real-record-check`` recomputes
 every repeat and compares them all (:func:`compare_records`).
 
-What must agree exactly: the chosen λ and the test errors (counts over the test set); the selection probability of
-the best candidate to 1e-9 relative. One line per repeat, method, ε, data set, loss and training size
+What must agree exactly: the chosen λ and the test errors (counts over the test set); the probability that the
+selection picks a fewest-validation-errors candidate (``p_chosen_best``) to 1e-9 relative. One line per repeat, method, ε, data set, loss and training size
 (:data:`RECORD_COLUMNS`).
 """
 from __future__ import annotations
