@@ -8,8 +8,8 @@ first repeat of every experiment at some ε (the streams are named by contender 
 record's rows) and :func:`check_against_record` requires them to be identical to the record's.
 
 What must agree exactly: the chosen candidate and the test errors (counts over the test set); the probability
-that the selection picks a fewest-validation-errors candidate (``p_chosen_best``) to 1e-9 relative. The experiments' wall seconds are kept in the settings line
-and are not compared (:data:`FORMAT`).
+that the selection picks a fewest-validation-errors candidate (``p_chosen_best``) to 1e-9 relative. The
+experiments' wall seconds are kept in the settings line and are not compared (:data:`FORMAT`).
 """
 from __future__ import annotations
 

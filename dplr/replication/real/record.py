@@ -8,8 +8,8 @@ reproduce real`` writes its rows to ``real-study.csv.gz``; ``make real-record`` 
 every repeat and compares them all (:func:`compare_records`).
 
 What must agree exactly: the chosen λ and the test errors (counts over the test set); the probability that the
-selection picks a fewest-validation-errors candidate (``p_chosen_best``) to 1e-9 relative. One line per repeat, method, ε, data set, loss and training size
-(:data:`RECORD_COLUMNS`).
+selection picks a fewest-validation-errors candidate (``p_chosen_best``) to 1e-9 relative. One line per repeat,
+method, ε, data set, loss and training size (:data:`RECORD_COLUMNS`).
 """
 from __future__ import annotations
 
