@@ -37,7 +37,7 @@ from dplr.gaussian import (
     gaussian_output_perturbation_calibration,
 )
 from dplr.losses import get_loss
-from dplr.solver import solve_regularized_erm
+from dplr.solver import certified_gradient_norm, solve_regularized_erm, stopping_tolerance
 from dplr.validation import (
     check_epsilon,
     check_lambda,
@@ -104,14 +104,20 @@ def sensitivity_method_noise(n, dim, epsilon, lam, loss="logistic", huber_h=0.5,
 
 
 def _released_minimiser(X, y, lam, loss, tol, max_iter):
-    """The ERM minimiser an output perturbation releases, refused unless the solver reached gradient norm ``tol``:
-    the noise is calibrated to a point within tol/λ of the exact minimiser, and only such a point is covered. (A
-    refusal is outside the guarantee: it says that this data set's solve did not converge, which Newton's method on
-    this strongly convex objective does within ``max_iter`` steps unless λ is tiny.)"""
-    result = solve_regularized_erm(X, y, lam, loss, tol=tol, max_iter=max_iter, check_input=False)
-    worst = float(np.max(result.grad_norm))
-    if not worst <= tol:
-        raise RuntimeError(f"the solver stopped at gradient norm {worst!r} > tol = {tol!r} after {max_iter} "
+    """The ERM minimiser an output perturbation releases, refused unless its gradient norm is certified ``<= tol``:
+    the noise is calibrated to a point within tol/λ of the exact minimiser, and only such a point is covered. The
+    solve runs to :func:`~dplr.solver.stopping_tolerance` (``tol`` less what float64's rounding can hide)
+    and the point's :func:`~dplr.solver.certified_gradient_norm` -- an upper bound on its true gradient
+    norm -- must be at most ``tol``. (A refusal is outside the guarantee: it says that this data set's solve did not
+    converge, which Newton's method on this strongly convex objective does within ``max_iter`` steps unless λ is
+    tiny.)"""
+    n, d = X.shape
+    target = stopping_tolerance(tol, n, d, lam, loss)
+    result = solve_regularized_erm(X, y, lam, loss, tol=target, max_iter=max_iter, check_input=False)
+    certified = certified_gradient_norm(float(np.max(result.grad_norm)), result.coef, n, lam, loss)
+    if not certified <= tol:
+        raise RuntimeError(f"the solver stopped at computed gradient norm {float(np.max(result.grad_norm))!r} "
+                           f"(certified bound on the true norm {certified!r}) > tol = {tol!r} after {max_iter} "
                            f"iterations (lam = {lam!r}): the noise covers only points within tol/lam of the "
                            f"minimiser, so this release would not be private. Fix: a larger lam, or a larger max_iter "
                            f"(dplr.algorithms); a larger tol also works, and adds 2*tol/lam to the sensitivity the "
@@ -139,9 +145,11 @@ def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws
     epsilon, lam = check_epsilon(epsilon), check_lambda(lam)
     tol, max_iter = _check_solver_options(tol, max_iter)
     loss = get_loss(loss, huber_h)
-    w = _released_minimiser(X, y, lam, loss, tol, max_iter)
+    # calibrate (refusing what float64 cannot calibrate) and draw, then solve: the solve draws nothing, so the
+    # noise is the same as drawn after it
     eta, calibration = sensitivity_method_noise(X.shape[0], X.shape[1], epsilon, lam, loss, n_draws=n_draws,
                                                 random_state=rng, check_input=False, solver_tol=tol)
+    w = _released_minimiser(X, y, lam, loss, tol, max_iter)
     coef = w + eta
     return (coef, calibration) if return_calibration else coef
 
@@ -309,11 +317,17 @@ def approximate_minima_perturbation(X, y, epsilon, delta, lam, gamma=None, loss=
         options["max_iter"] = check_positive_integer(options["max_iter"], "max_iter")
     # a missed gamma warns (ConvergenceWarning) and is refused below, where it voids the guarantee; no warning filter
     # is changed here (warnings.catch_warnings is not thread-safe, and AMP runs in worker threads)
-    result = solve_regularized_erm(X, y, lam, loss, b=b, delta=calibration.ridge, tol=calibration.gamma,
+    # gamma certified despite rounding (dplr.solver.stopping): solved to less, each point's true norm bounded
+    reg = lam + calibration.ridge  # the regulariser the solver minimises with
+    b_norms = np.linalg.norm(np.reshape(b, (-1, d)), axis=1)
+    target = stopping_tolerance(calibration.gamma, n, d, reg, loss, perturbation_norm=float(np.max(b_norms)))
+    result = solve_regularized_erm(X, y, lam, loss, b=b, delta=calibration.ridge, tol=target,
                                    check_input=False, **options)
-    worst = float(np.max(result.grad_norm))
-    if not worst <= calibration.gamma:
-        raise RuntimeError(f"the solver stopped at gradient norm {worst!r} > gamma = {calibration.gamma!r}: the "
+    certified = max(certified_gradient_norm(g, w, n, reg, loss, perturbation_norm=p)
+                    for g, w, p in zip(np.reshape(result.grad_norm, -1), np.reshape(result.coef, (-1, d)), b_norms))
+    if not certified <= calibration.gamma:
+        raise RuntimeError(f"the solver stopped at computed gradient norm {float(np.max(result.grad_norm))!r} "
+                           f"(certified bound on the true norm {certified!r}) > gamma = {calibration.gamma!r}: the "
                            f"output noise covers only gamma, so this release would not be private. Fix: "
                            f"solver_options={{'max_iter': ...}} larger, or a larger gamma.")
     coef = result.coef + calibration.output_mechanism(d).sample(n_draws, rng)

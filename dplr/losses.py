@@ -21,7 +21,10 @@ and never ask which loss it is:
   :math:`\ell'` there from ``derivatives`` (the logistic loss needs no exponential for it);
 * ``derivative_order`` and ``derivatives_up_to(z, count)``: the first ``count`` derivatives, for
   ``count`` up to ``derivative_order`` (the solver's Taylor start needs three or four);
-* ``lipschitz`` and ``curvature``: the constants of the privacy proofs.
+* ``lipschitz`` and ``curvature``: the constants of the privacy proofs;
+* ``derivative_rounding``: :math:`\kappa`, a bound on the absolute error of the computed :math:`\ell'` at a float64
+  margin in units of :math:`u = 2^{-53}`, which the stopping certificate of released points uses
+  (:mod:`dplr.solver.stopping`).
 """
 from __future__ import annotations
 
@@ -44,6 +47,10 @@ class LogisticLoss:
     lipschitz = 1.0
     curvature = 0.25
     derivative_order = 4
+    #: :math:`\ell' = -1/(1 + e^z)` errs by at most :math:`(\kappa_{\exp} + 3)u` (one rounding each for the sum and the
+    #: quotient, :math:`|\ell'| \le 1`): 256 assumes the platform's ``exp`` within :math:`\kappa_{\exp} = 253` ulp
+    #: (glibc and numpy document at most four).
+    derivative_rounding = 256.0
 
     @staticmethod
     def value(z):
@@ -188,6 +195,10 @@ class HuberLoss:
     def __init__(self, h: float = 0.5):
         self.h = check_huber_h(h)
         self.curvature = 1.0 / (2.0 * self.h)
+        # l' = clip((z - fl(1 + h)) / (2h), -1, 0): fl(1 + h) errs by u(1 + h), the difference and the quotient by a
+        # rounding each (where either value is in the band, |z - 1 - h| <= 2h(1 + u)), the clip by nothing:
+        # (1 + h)/(2h) + 3 units of u, plus one for safety. No library function.
+        self.derivative_rounding = (1.0 + self.h) / (2.0 * self.h) + 4.0
 
     def value(self, z):
         z = np.asarray(z, dtype=float)

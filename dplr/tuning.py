@@ -43,7 +43,7 @@ import pandas as pd
 
 from dplr.algorithms import objective_perturbation_noise, sensitivity_method_noise, standard_erm
 from dplr.losses import get_loss
-from dplr.solver import solve_on_parts
+from dplr.solver import certified_gradient_norm, solve_on_parts, stopping_tolerance
 from dplr.threads import default_threads, one_blas_thread, thread_map
 from dplr.validation import (
     check_epsilon,
@@ -222,13 +222,18 @@ def _solve_run(X, y, lambdas, parts, objective_rngs, loss, with_erm):
             noise.append(b)
             deltas.append(calibration.delta)
         problems.append((X[part], y[part], lam, np.reshape(noise, (-1, d)), np.array(deltas)))
-    solutions = solve_on_parts(problems, loss, tol=SOLVER_TOL)
-    for solution, lam in zip(solutions, lambdas):
-        if with_erm and not solution.grad_norm_w0 <= SOLVER_TOL:
-            raise RuntimeError(f"the unperturbed solve at lam = {lam!r} stopped at gradient norm "
-                               f"{solution.grad_norm_w0!r} > {SOLVER_TOL:g}: Algorithm 1's noise covers only points "
-                               f"within that tolerance over lam of the minimiser, so its release would not be "
-                               f"private. Fix: larger candidate lambdas.")
+    # the unperturbed minimisers (Algorithm 1's releases, and the perturbed problems' start) to the tolerance whose
+    # stop certifies SOLVER_TOL despite rounding (dplr.solver.stopping), whether or not Algorithm 1 runs
+    targets = [stopping_tolerance(SOLVER_TOL, len(part), d, lam, loss) for part, lam in zip(parts, lambdas)]
+    solutions = solve_on_parts(problems, loss, tol=SOLVER_TOL, tol_w0=targets)
+    for solution, part, lam in zip(solutions, parts, lambdas):
+        certified = certified_gradient_norm(solution.grad_norm_w0, solution.w0, len(part), lam, loss)
+        if with_erm and not certified <= SOLVER_TOL:
+            raise RuntimeError(f"the unperturbed solve at lam = {lam!r} stopped at computed gradient norm "
+                               f"{solution.grad_norm_w0!r} (certified bound on the true norm {certified!r}) > "
+                               f"{SOLVER_TOL:g}: Algorithm 1's noise covers only points within that tolerance over "
+                               f"lam of the minimiser, so its release would not be private. Fix: larger candidate "
+                               f"lambdas.")
     return [((solution.w0 if with_erm else None), dict(zip(rngs, solution.coef)))
             for solution, rngs in zip(solutions, objective_rngs)]
 

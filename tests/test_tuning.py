@@ -247,7 +247,7 @@ def test_private_tuning_with_any_learner_splits_like_algorithm_3_and_selects_pri
 
 def test_algorithm_1_in_tuning_refuses_a_solve_that_missed_the_tolerance(monkeypatch):
     # the noise covers the solver's distance SOLVER_TOL/lam from the minimiser; a solve above it is refused. With a
-    # tolerance no solver reaches, Algorithm 1 must refuse; Algorithm 2 (whose proof needs the exact minimiser in any
+    # solver cut to one step, Algorithm 1 must refuse; Algorithm 2 (whose proof needs the exact minimiser in any
     # case) only warns.
     import dplr.tuning as tuning
     from sklearn.exceptions import ConvergenceWarning
@@ -255,13 +255,42 @@ def test_algorithm_1_in_tuning_refuses_a_solve_that_missed_the_tolerance(monkeyp
     rng = np.random.default_rng(5)
     X = rng.uniform(-0.5, 0.5, size=(300, 3))
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
-    monkeypatch.setattr(tuning, "SOLVER_TOL", 1e-30)
-    with pytest.raises(RuntimeError, match="stopped at gradient norm .* Fix: larger candidate lambdas"):
-        tuning.private_lambda_selection(X, y, [0.01, 0.1], 1.0, method="sensitivity", random_state=0)
+    solve = tuning.solve_on_parts
+    monkeypatch.setattr(tuning, "solve_on_parts", lambda *args, **kwargs: solve(*args, **kwargs, max_iter=1))
+    with pytest.raises(RuntimeError, match="stopped at computed gradient norm .* Fix: larger candidate lambdas"):
+        with pytest.warns(ConvergenceWarning):
+            tuning.private_lambda_selection(X, y, [0.01, 0.1], 1.0, method="sensitivity", random_state=0)
     with pytest.warns(ConvergenceWarning):
         tuning.private_lambda_selection(X, y, [0.01, 0.1], 1.0, method="objective", random_state=0)
     monkeypatch.undo()
     tuning.private_lambda_selection(X, y, [0.01, 0.1], 1.0, method="sensitivity", random_state=0)  # converges
+
+
+def test_algorithm_1_in_tuning_certifies_the_true_gradient_norm_not_the_computed_one(monkeypatch):
+    # A solve whose *computed* gradient norm is exactly SOLVER_TOL passes a plain "<= tol" test, but float64's
+    # rounding may hide up to gradient_rounding_bound of the true norm: the certified bound exceeds SOLVER_TOL and
+    # Algorithm 1 must refuse. The unperturbed solves run to stopping_tolerance(SOLVER_TOL, ...), below SOLVER_TOL.
+    import dataclasses
+
+    import dplr.tuning as tuning
+    from dplr.solver import stopping_tolerance
+
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-0.5, 0.5, size=(300, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    solve, seen = tuning.solve_on_parts, {}
+
+    def at_the_tolerance(problems, loss, **kwargs):
+        seen.update(kwargs)
+        return [dataclasses.replace(s, grad_norm_w0=tuning.SOLVER_TOL) for s in solve(problems, loss, **kwargs)]
+
+    monkeypatch.setattr(tuning, "solve_on_parts", at_the_tolerance)
+    with pytest.raises(RuntimeError, match=r"certified bound on the true norm 1\.0000"):
+        tuning.private_lambda_selection(X, y, [0.01, 0.1], 1.0, method="sensitivity", random_state=0)
+    loss = tuning.get_loss("logistic")
+    assert seen["tol"] == tuning.SOLVER_TOL
+    assert list(seen["tol_w0"]) == [stopping_tolerance(tuning.SOLVER_TOL, 100, 3, lam, loss) for lam in (0.01, 0.1)]
+    assert max(seen["tol_w0"]) < tuning.SOLVER_TOL
 
 
 def test_p_chosen_best_sums_the_probability_of_tied_fewest_error_candidates():

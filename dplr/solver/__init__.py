@@ -12,10 +12,14 @@ Two, with one job each:
 * :func:`solve_on_part` and :func:`solve_on_parts` -- (:mod:`dplr.solver.shared`) the unperturbed and many
   perturbed problems, each with its own :math:`\Delta`, on one part of the data around one shared Hessian (or on
   the parts of one run together): private tuning's path.
+
+And one guard: :mod:`dplr.solver.stopping` turns a computed gradient norm into a certified bound on the true one
+(float64's rounding accounted for) and gives the tolerance to solve to, for the points output perturbations release.
 """
 from dplr.solver.batched import SolverResult, solve_regularized_erm
 from dplr.solver.reference import NewtonResult, damped_newton
 from dplr.solver.shared import PartSolution, solve_on_part, solve_on_parts
+from dplr.solver.stopping import certified_gradient_norm, gradient_rounding_bound, stopping_tolerance
 
 __all__ = ["SolverResult", "solve_regularized_erm", "NewtonResult", "damped_newton", "PartSolution", "solve_on_part",
-           "solve_on_parts"]
+           "solve_on_parts", "certified_gradient_norm", "gradient_rounding_bound", "stopping_tolerance"]

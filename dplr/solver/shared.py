@@ -196,9 +196,10 @@ def _iterate(data, parts_of, W, B, lam, shift, factors, loss, tol, max_iter, sta
     (module docstring): initial inverse matrix from ``factors[j]`` (``_direction``; overwritten) until a slow step
     earns problem j its exact Hessian. ``start``: the objective values and gradients at W, if known (else one pass
     computes them). Every problem's iterates use only its own row and its part. Returns ``(W, J, G, gradient norms,
-    passes, Hessians formed)``, each per problem."""
+    passes, Hessians formed)``, each per problem. ``tol``: one for all problems or one per problem."""
     k, d = W.shape
     reg = lam + shift
+    tol = np.broadcast_to(np.asarray(tol, dtype=float), (k,))  # one tolerance per problem
     n_passes, n_hessians = np.zeros(k, dtype=int), np.zeros(k, dtype=int)
     if start is None:
         J, G, _ = _evaluate(data, parts_of, W, B, reg, loss)
@@ -233,7 +234,7 @@ def _iterate(data, parts_of, W, B, lam, shift, factors, loss, tol, max_iter, sta
             S[good, 1:], Y[good, 1:], rho[good, 1:] = S[good, :-1], Y[good, :-1], rho[good, :-1]
             S[good, 0], Y[good, 0] = s_new, y_new
             rho[good, 0] = np.where(curvature > 0, 1.0 / np.where(curvature > 0, curvature, 1.0), 0.0)
-            slow = good[g_try[ok] > np.maximum(tol, REFRESH_RATIO * gnorm[good])]
+            slow = good[g_try[ok] > np.maximum(tol[good], REFRESH_RATIO * gnorm[good])]
             W[good], G[good], J[good], gnorm[good] = W_try[ok], G_try[ok], J_try[ok], g_try[ok]
             for a, b, Zp in Z_try if slow.size else ():  # Newton from here for the slow ones: the exact Hessian,
                 for t in np.flatnonzero(np.isin(rows[a:b], slow)):
@@ -341,9 +342,13 @@ def _groups(sizes):
     return groups + [(start, len(sizes))] if sizes else []
 
 
-def solve_on_parts(parts, loss, tol=1e-8, max_iter=200):
+def solve_on_parts(parts, loss, tol=1e-8, max_iter=200, tol_w0=None):
     """:func:`~dplr.solver.solve_on_part` for several parts at once: ``parts`` is a sequence of
     ``(X, y, lam, B, deltas)``.
+
+    ``tol`` stops the perturbed problems; ``tol_w0`` (default ``tol``; one number, or one per part) the unperturbed
+    ones, whose minimisers an output perturbation releases: private tuning passes each part's
+    :func:`~dplr.solver.stopping_tolerance`, so that the stop certifies ``tol`` despite rounding.
 
     The parts go in consecutive groups of at most :data:`~dplr.solver.shared.GROUP_ELEMENTS` numbers of data. In a
     group, all unperturbed problems iterate together, then all perturbed ones: the work that does not read the data
@@ -352,9 +357,11 @@ def solve_on_parts(parts, loss, tol=1e-8, max_iter=200):
     :func:`~dplr.solver.solve_on_part` gives it alone, bit for bit (``tests/test_solver.py``). Inputs are trusted.
     Returns one :class:`PartSolution` per part.
     """
+    tol_w0 = np.broadcast_to(np.asarray(tol if tol_w0 is None else tol_w0, dtype=float), (len(parts),))
     groups = _groups([np.size(X) for X, _, _, _, _ in parts])
     if len(groups) > 1:
-        return [solution for a, b in groups for solution in solve_on_parts(parts[a:b], loss, tol, max_iter)]
+        return [solution for a, b in groups
+                for solution in solve_on_parts(parts[a:b], loss, tol, max_iter, tol_w0[a:b])]
     data = [_prepare(X, y, lam, loss) for X, y, lam, _, _ in parts]
     d = data[0].XyT.shape[0] if parts else 0
     lams = np.array([lam for _, _, lam, _, _ in parts], dtype=float)
@@ -364,10 +371,11 @@ def solve_on_parts(parts, loss, tol=1e-8, max_iter=200):
                        for p in range(m)]).reshape(m, d, d)
     zero = np.zeros((m, d))
     w0, J0, G0, w0_norm, passes0, hessians0 = _iterate(data, np.arange(m), zero.copy(), zero, lams, np.zeros(m), starts,
-                                                 loss, tol, max_iter)
-    if np.any(w0_norm > tol):
-        warnings.warn(f"{int(np.sum(w0_norm > tol))} unperturbed problem(s) did not reach gradient norm <= {tol:g} "
-                      f"({w0_norm.max():.3g}).", ConvergenceWarning, stacklevel=3)
+                                                 loss, tol_w0, max_iter)
+    if np.any(w0_norm > tol_w0):
+        warnings.warn(f"{int(np.sum(w0_norm > tol_w0))} unperturbed problem(s) did not reach their gradient-norm "
+                      f"tolerance (largest norm {w0_norm.max():.3g}, tolerances down to {tol_w0.min():.3g}).",
+                      ConvergenceWarning, stacklevel=3)
     # 2. one Hessian per part at its w0, shared by the part's perturbed problems: (H0 + Delta_j I)^{-1} for each
     B = [np.asarray(b, dtype=float).reshape(-1, d) for _, _, _, b, _ in parts]
     deltas = [np.asarray(delta, dtype=float).reshape(-1) for _, _, _, _, delta in parts]
@@ -400,9 +408,10 @@ def solve_on_parts(parts, loss, tol=1e-8, max_iter=200):
             for p in range(m)]
 
 
-def solve_on_part(X, y, lam, loss, B, deltas, tol=1e-8, max_iter=200):
-    """The unperturbed minimiser and the perturbed ones (rows of ``B``, per-problem ``deltas``) on one part.
+def solve_on_part(X, y, lam, loss, B, deltas, tol=1e-8, max_iter=200, tol_w0=None):
+    """The unperturbed minimiser and the perturbed ones (rows of ``B``, per-problem ``deltas``) on one part;
+    ``tol_w0`` as in :func:`solve_on_parts`.
 
     Inputs are trusted (callers validated them at the public boundary). Returns a :class:`PartSolution`.
     """
-    return solve_on_parts([(X, y, lam, B, deltas)], loss, tol=tol, max_iter=max_iter)[0]
+    return solve_on_parts([(X, y, lam, B, deltas)], loss, tol=tol, max_iter=max_iter, tol_w0=tol_w0)[0]
