@@ -84,7 +84,8 @@ def sensitivity_method_noise(n, dim, epsilon, lam, loss="logistic", huber_h=0.5,
     Returns ``(eta, calibration)``: ``eta`` of shape ``(dim,)`` (``n_draws=None``) or ``(n_draws,
     dim)``, and the :class:`~dplr.calibration.SensitivityMethodCalibration`. Algorithm 1 releases
     :math:`w + \eta`; ``n`` is the number of records :math:`w` was trained on. ``solver_tol`` (required) is the
-    gradient norm :math:`\tau` the released point :math:`w` is known to meet, e.g. the ``tol`` it was solved to:
+    gradient norm :math:`\tau` the released point :math:`w` is known to meet -- its *true* norm, which a solver's
+    computed norm can understate by rounding (:func:`dplr.solver.certified_gradient_norm` bounds it):
     :math:`S = 2(L + n\tau)/(n\lambda)` (:func:`~dplr.calibration.sensitivity_bound`). ``solver_tol=0`` is the
     exact minimiser :math:`w^*`, :math:`\beta = n\lambda\varepsilon/(2L)` as in the paper -- an idealisation that
     covers no solver's output; it has no default, so that composing a solver's point with the paper's noise is a
@@ -92,7 +93,8 @@ def sensitivity_method_noise(n, dim, epsilon, lam, loss="logistic", huber_h=0.5,
     """
     if solver_tol is None:
         raise ValueError("sensitivity_method_noise needs solver_tol: the gradient norm the released point w is known "
-                         "to meet (the tol of the solve that produced it, whose result you should check). The noise "
+                         "to meet (a bound on its true norm: dplr.solver.certified_gradient_norm gives one from the "
+                         "solver's computed norm, which rounding can make smaller). The noise "
                          "then covers every point within solver_tol/lam of the minimiser. Pass solver_tol=0.0 only "
                          "for the exact minimiser (the papers' idealisation), or call "
                          "dplr.algorithms.sensitivity_method, which solves, checks and calibrates in one step.")
@@ -145,11 +147,11 @@ def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws
     epsilon, lam = check_epsilon(epsilon), check_lambda(lam)
     tol, max_iter = _check_solver_options(tol, max_iter)
     loss = get_loss(loss, huber_h)
-    # calibrate (refusing what float64 cannot calibrate) and draw, then solve: the solve draws nothing, so the
-    # noise is the same as drawn after it
+    # the calibration first, so that what float64 cannot calibrate is refused before the solve; the draw after it
+    sensitivity_method_calibration(X.shape[0], lam, epsilon, loss.lipschitz, check_input=False, solver_tol=tol)
+    w = _released_minimiser(X, y, lam, loss, tol, max_iter)
     eta, calibration = sensitivity_method_noise(X.shape[0], X.shape[1], epsilon, lam, loss, n_draws=n_draws,
                                                 random_state=rng, check_input=False, solver_tol=tol)
-    w = _released_minimiser(X, y, lam, loss, tol, max_iter)
     coef = w + eta
     return (coef, calibration) if return_calibration else coef
 
@@ -297,9 +299,12 @@ def approximate_minima_perturbation(X, y, epsilon, delta, lam, gamma=None, loss=
     :math:`1/n^2`, the authors'), then Gaussian output noise calibrated to twice the distance
     :math:`\gamma/(\lambda+\Delta)` from the exact minimiser, the most two neighbours' approximate points can differ
     by (:func:`~dplr.gaussian.approximate_minima_perturbation_calibration` states the theorem and its proof for replace-one
-    neighbours, gives the split of ε and δ, and refuses a split the proof does not cover). The solver's tolerance is :math:`\gamma`; a problem it does not bring below
-    :math:`\gamma` raises ``RuntimeError`` (its release would not be private): raise ``max_iter`` in
-    ``solver_options`` or take a larger ``gamma``. The stream draws the objective noise (``n_draws * d``
+    neighbours, gives the split of ε and δ, and refuses a split the proof does not cover). The solve runs below :math:`\gamma`
+    (:func:`~dplr.solver.stopping_tolerance`: :math:`\gamma` less what float64's rounding can hide) and a point whose
+    certified gradient norm (:func:`~dplr.solver.certified_gradient_norm`) exceeds :math:`\gamma` raises
+    ``RuntimeError`` (its release would not be private): raise ``max_iter`` in ``solver_options`` or take a larger
+    ``gamma``. A :math:`\gamma` float64 cannot certify is refused (``ValueError``, with the smallest that works):
+    the default :math:`1/n^2` is, from about 160,000 records on. The stream draws the objective noise (``n_draws * d``
     normals), then the output noise.
     """
     if check_input:
@@ -320,7 +325,8 @@ def approximate_minima_perturbation(X, y, epsilon, delta, lam, gamma=None, loss=
     # gamma certified despite rounding (dplr.solver.stopping): solved to less, each point's true norm bounded
     reg = lam + calibration.ridge  # the regulariser the solver minimises with
     b_norms = np.linalg.norm(np.reshape(b, (-1, d)), axis=1)
-    target = stopping_tolerance(calibration.gamma, n, d, reg, loss, perturbation_norm=float(np.max(b_norms)))
+    target = stopping_tolerance(calibration.gamma, n, d, reg, loss, perturbation_norm=float(np.max(b_norms)),
+                                name="gamma")
     result = solve_regularized_erm(X, y, lam, loss, b=b, delta=calibration.ridge, tol=target,
                                    check_input=False, **options)
     certified = max(certified_gradient_norm(g, w, n, reg, loss, perturbation_norm=p)

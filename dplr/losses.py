@@ -195,9 +195,12 @@ class HuberLoss:
     def __init__(self, h: float = 0.5):
         self.h = check_huber_h(h)
         self.curvature = 1.0 / (2.0 * self.h)
-        # l' = clip((z - fl(1 + h)) / (2h), -1, 0): fl(1 + h) errs by u(1 + h), the difference and the quotient by a
-        # rounding each (where either value is in the band, |z - 1 - h| <= 2h(1 + u)), the clip by nothing:
-        # (1 + h)/(2h) + 3 units of u, plus one for safety. No library function.
+        # value_and_derivative: l' = clip((z - fl(1 + h)) / (2h), -1, 0): fl(1 + h) errs by u(1 + h), the difference
+        # and the quotient by a rounding each (where either value is in the band, |z - 1 - h| <= 2h(1 + u)), the clip
+        # by nothing: (1 + h)/(2h) + 3 units of u. derivative: -(fl(1 + h) - z)/(2h) in the band, the same roundings;
+        # its branches test z against fl(1 + h) and fl(1 - h) unclipped, so a margin within u(1 + h) of a kink may
+        # take the neighbouring piece, whose value there differs from the true one by at most u(1 + h)/(2h) + u:
+        # inside the same bound. One more unit for safety. No library function.
         self.derivative_rounding = (1.0 + self.h) / (2.0 * self.h) + 4.0
 
     def value(self, z):

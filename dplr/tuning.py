@@ -202,6 +202,21 @@ def _named_stream(root, method, eps):
     return np.random.default_rng(np.random.SeedSequence(root.entropy, spawn_key=key))
 
 
+def _unperturbed_tolerance(n, d, lam, loss, with_erm):
+    """The tolerance of a part's unperturbed solve: the one whose stop certifies :data:`SOLVER_TOL` despite rounding
+    (:func:`dplr.solver.stopping_tolerance`), whether or not Algorithm 1 runs, so that Algorithm 2's start is the
+    same either way; where float64 cannot certify it (a tiny λ), Algorithm 1 is refused and Algorithm 2 alone starts
+    from a point at :data:`SOLVER_TOL` (its proof needs the exact minimiser in any case)."""
+    try:
+        return stopping_tolerance(SOLVER_TOL, n, d, lam, loss, name="SOLVER_TOL")
+    except ValueError as error:
+        if not with_erm:
+            return SOLVER_TOL
+        raise ValueError(f"Algorithm 1 cannot be tuned over the candidate lam = {float(lam)!r}: {error} Algorithm 3's "
+                         f"SOLVER_TOL is fixed, so in practice: larger candidate lambdas, or "
+                         f"method='objective'.") from None
+
+
 def _solve_run(X, y, lambdas, parts, objective_rngs, loss, with_erm):
     r"""All solves one run needs: on each part, the non-private minimiser and one Algorithm 2 run per ε.
 
@@ -222,14 +237,12 @@ def _solve_run(X, y, lambdas, parts, objective_rngs, loss, with_erm):
             noise.append(b)
             deltas.append(calibration.delta)
         problems.append((X[part], y[part], lam, np.reshape(noise, (-1, d)), np.array(deltas)))
-    # the unperturbed minimisers (Algorithm 1's releases, and the perturbed problems' start) to the tolerance whose
-    # stop certifies SOLVER_TOL despite rounding (dplr.solver.stopping), whether or not Algorithm 1 runs
-    targets = [stopping_tolerance(SOLVER_TOL, len(part), d, lam, loss) for part, lam in zip(parts, lambdas)]
+    targets = [_unperturbed_tolerance(len(part), d, lam, loss, with_erm) for part, lam in zip(parts, lambdas)]
     solutions = solve_on_parts(problems, loss, tol=SOLVER_TOL, tol_w0=targets)
     for solution, part, lam in zip(solutions, parts, lambdas):
         certified = certified_gradient_norm(solution.grad_norm_w0, solution.w0, len(part), lam, loss)
         if with_erm and not certified <= SOLVER_TOL:
-            raise RuntimeError(f"the unperturbed solve at lam = {lam!r} stopped at computed gradient norm "
+            raise RuntimeError(f"the unperturbed solve at lam = {float(lam)!r} stopped at computed gradient norm "
                                f"{solution.grad_norm_w0!r} (certified bound on the true norm {certified!r}) > "
                                f"{SOLVER_TOL:g}: Algorithm 1's noise covers only points within that tolerance over "
                                f"lam of the minimiser, so its release would not be private. Fix: larger candidate "

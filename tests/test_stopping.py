@@ -4,9 +4,10 @@ The lemma says that the true gradient norm of a float64 point is at most the cer
 solver's float64 norm. Here the true norm is computed from the same float64 inputs in 60-digit decimal arithmetic
 (dplr.analysis.rounding.exact_gradient_norm: Python's decimal module, whose exp is correctly rounded), for the
 solvers' own outputs on problems chosen to make rounding large (rows on the unit sphere, small lambda so that ||w||
-is large, cancelling gradient terms, folded equal rows, perturbations b). The checks are deterministic (fixed
-seeds) and have no false failures: the lemma is a proof; a failure means the bound or an assumption of it is wrong
-on this machine.
+is large, cancelling gradient terms, folded equal rows, perturbations b, a batch large enough for the Taylor start).
+The checks are deterministic (fixed seeds). The bound checks have no false failures: the lemma is a proof, and a
+failure means the bound or an assumption of it is wrong on this machine. One check is empirical (that the computed
+norm alone is sometimes below the true one); its false-failure rate is stated where it is made.
 """
 import dataclasses
 
@@ -35,6 +36,10 @@ def cases():
             X = unit_rows(rng, n, d)
             for y in (np.where(rng.random(n) < 0.5, 1.0, -1.0), np.where(X[:, 0] > 0, 1.0, -1.0)):
                 out += certificate_check(X, y, lam, loss, random_state=rng)
+        # the batched solver's Taylor start (a shared third- or fourth-order start: k >= d(d+1)/2 problems)
+        X = unit_rows(rng, 500, 3)
+        out += certificate_check(X, np.where(rng.random(500) < 0.5, 1.0, -1.0), 1e-4, loss, n_perturbed=8,
+                                 random_state=rng)
     return out
 
 
@@ -50,11 +55,11 @@ def test_exact_gradient_norm_agrees_with_float64_where_float64_is_accurate():
 
 
 def test_the_true_gradient_norm_never_exceeds_the_certified_bound():
-    assert {case.path for case in CASES} == {"unperturbed", "perturbed", "folded"} and len(CASES) == 48
+    assert {case.path for case in CASES} == {"unperturbed", "perturbed", "folded"} and len(CASES) == 68
     for case in CASES:
         assert case.exact <= case.certified, case
     # The certificate is needed: the computed norm alone is below the true one in some cases (rounding goes either
-    # way; all 48 on one side by chance would have probability about 2**-48)
+    # way; all 68 on one side by chance would have probability about 2**-68)
     assert any(case.exact > case.computed for case in CASES)
 
 
@@ -71,8 +76,16 @@ def test_the_bound_is_small_beside_the_default_tolerance_as_the_module_docstring
 
 
 def test_a_tolerance_float64_cannot_certify_is_refused_with_the_fix():
-    with pytest.raises(ValueError, match="too small for float64.*Fix: a larger tol"):
-        stopping_tolerance(1e-14, 100_000, 50, 1e-3, get_loss("logistic"))
+    with pytest.raises(ValueError, match="too small for float64.*Fix: a larger tol .at least .* or a larger lam"):
+        stopping_tolerance(1e-9, 1000, 50, 1e-7, get_loss("logistic"))  # the margins' rounding, ~ d u / lam
+    with pytest.raises(ValueError, match="too small for float64.*Fix: a larger tol, at least .* whatever lam"):
+        stopping_tolerance(1e-14, 100_000, 50, 1e-3, get_loss("logistic"))  # the sums' rounding, ~ n u
+    # approximate minima perturbation's default gamma = 1/n^2 from about 160,000 records on, whatever lambda (as its
+    # docstring says): the sums' rounding alone, about n u, exceeds half of it
+    logistic = get_loss("logistic")
+    assert stopping_tolerance(1 / 150_000 ** 2, 150_000, 10, 1.0, logistic, name="gamma") > 0
+    with pytest.raises(ValueError, match="gamma = .* too small.*Fix: a larger gamma, at least .* whatever lam"):
+        stopping_tolerance(1 / 170_000 ** 2, 170_000, 10, 1.0, logistic, name="gamma")
     assert certified_gradient_norm(float("nan"), np.zeros(3), 10, 1.0, get_loss("logistic")) == float("inf")
     assert certified_gradient_norm(1e-9, np.ones(3), 10, 1.0, get_loss("logistic")) > 1e-9
 

@@ -293,6 +293,21 @@ def test_algorithm_1_in_tuning_certifies_the_true_gradient_norm_not_the_computed
     assert max(seen["tol_w0"]) < tuning.SOLVER_TOL
 
 
+def test_a_candidate_lambda_too_small_to_certify_refuses_algorithm_1_but_not_algorithm_2():
+    # at lam = 1e-6 with d = 120 float64 cannot certify SOLVER_TOL (dplr.solver.stopping): Algorithm 1 is refused
+    # with the fix; Algorithm 2 (which releases no unperturbed minimiser) still runs
+    import dplr.tuning as tuning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 120))
+    X /= np.linalg.norm(X, axis=1, keepdims=True) * (1 + 1e-15)
+    y = np.where(rng.random(600) < 0.5, 1.0, -1.0)
+    tuning.private_lambda_selection(X, y, [1e-6, 1e-2], 1.0, method="objective", random_state=0)
+    with pytest.raises(ValueError, match=r"Algorithm 1 cannot be tuned over the candidate lam = 1e-06: .*larger "
+                                         r"candidate lambdas, or method='objective'"):
+        tuning.private_lambda_selection(X, y, [1e-6, 1e-2], 1.0, method="sensitivity", random_state=0)
+
+
 def test_p_chosen_best_sums_the_probability_of_tied_fewest_error_candidates():
     # Candidates 0 and 1 are the same classifier (tied validation counts); candidate 2 is its mirror image and errs on
     # most records. The probability of choosing a fewest-errors candidate is the two tied ones' together: exactly 1

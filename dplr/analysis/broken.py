@@ -307,7 +307,8 @@ class _NoRidgeApproximateMinimaPerturbation:
         rng = check_random_state(random_state)
         b = cal.mechanism(d).sample(size, rng)
         w = solve_regularized_erm(X, y, self.lam, b=b, delta=0.0, tol=gamma, chunk_size=self.chunk_size).coef
-        # the output noise of the calibrated ridge's lambda + Delta, unchanged: only the ridge is dropped
+        # the output noise of the calibrated ridge's lambda + Delta, unchanged: the ridge is dropped (and the solve
+        # stops at a computed gamma, not a certified one: dplr.solver.stopping; a rounding far below the ridge's)
         return w + cal.output_mechanism(d).sample(size, rng)
 
 

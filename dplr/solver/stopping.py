@@ -38,11 +38,12 @@ do. With :math:`u = 2^{-53}`, :math:`\gamma_k = ku/(1-ku)` and no overflow,
     E = R\,\big(e + \gamma_{N+2}(L + e)\big) + \gamma_4\big(R(L+e)(1+\gamma_{N+2}) + \rho W + \lVert b\rVert/n\big)
         + \eta,\qquad e = \kappa u + c\,\gamma_d R W,
 
-where :math:`\eta = 2^{-1000}(n + d)` covers gradual underflow (each underflowing product errs by at most
-:math:`2^{-1075}`). *Proof.* The standard model :math:`\mathrm{fl}(a \circ b) = (a \circ b)(1+\theta)`,
-:math:`|\theta| \le u`, and the bound :math:`|\mathrm{fl}(\sum_{i\le k} a_i) - \sum a_i| \le \gamma_{k-1}\sum|a_i|`
-for any order of additions (Higham, *Accuracy and Stability of Numerical Algorithms*, 2002, Lemma 3.1 and
-Section 4.2). (i) Margins: :math:`|\hat z_i - z_i| \le \gamma_d|w|^\top|u_i| \le \gamma_d RW`. (ii) Derivatives:
+where :math:`\eta = 2^{-1000}(n + d) + 2^{-537}\sqrt d` covers gradual underflow (each underflowing product errs
+by at most :math:`2^{-1075}`; squares of a gradient below :math:`2^{-511}` can underflow, which moves the square
+root by at most :math:`2^{-537}\sqrt d`). *Proof.* The standard model
+:math:`\mathrm{fl}(a \circ b) = (a \circ b)(1+\theta)`, :math:`|\theta| \le u`, and the bound
+:math:`|\mathrm{fl}(\sum_{i\le k} a_i) - \sum a_i| \le \gamma_{k-1}\sum|a_i|` for any order of additions
+(Higham, *Accuracy and Stability of Numerical Algorithms*, 2002, Lemma 3.1 and Section 4.2). (i) Margins: :math:`|\hat z_i - z_i| \le \gamma_d|w|^\top|u_i| \le \gamma_d RW`. (ii) Derivatives:
 :math:`|\hat\ell'_i - \ell'(z_i)| \le \kappa u + c|\hat z_i - z_i| \le e`, so :math:`|\hat\ell'_i| \le L + e`.
 (iii) Data term: each product carries a factor :math:`(1+\theta)(1+\theta')`, the sum :math:`\gamma_{N-1}` and the
 division one more rounding; in all, coordinate :math:`j` errs by at most
@@ -71,7 +72,8 @@ __all__ = ["UNIT_ROUNDOFF", "UNDERFLOW_TERM", "gradient_rounding_bound", "certif
 
 #: :math:`u = 2^{-53}`, the unit roundoff of float64 (half its machine epsilon).
 UNIT_ROUNDOFF = 2.0 ** -53
-#: :math:`2^{-1000}`: per number of rows and coordinates, more than gradual underflow can add to a gradient.
+#: :math:`2^{-1000}`: per number of rows and coordinates, more than gradual underflow can add to a gradient (the
+#: lemma's :math:`\eta` adds :math:`2^{-537}\sqrt d` for underflowing squares in the norm).
 UNDERFLOW_TERM = 2.0 ** -1000
 
 
@@ -89,14 +91,21 @@ def gradient_rounding_bound(n, d, reg, loss, coef_norm, perturbation_norm=0.0, r
     true one, for :math:`\lVert w\rVert \le` ``coef_norm`` (:math:`W`), :math:`\rho =` ``reg``,
     :math:`\lVert b\rVert =` ``perturbation_norm`` and rows of norm at most ``row_norm`` (:math:`R`); ``n``
     records (counted with their multiplicity when equal rows are folded), ``d`` coordinates, ``loss`` a loss object
-    (its ``lipschitz``, ``curvature`` and ``derivative_rounding``). Data-independent given its arguments."""
+    (its ``lipschitz``, ``curvature`` and ``derivative_rounding``). Data-independent given its arguments, which
+    are bounds on the true norms (:func:`~dplr.solver.certified_gradient_norm` and
+    :func:`~dplr.solver.stopping_tolerance` take computed ones and make them bounds)."""
     u = UNIT_ROUNDOFF
     L, c, kappa = float(loss.lipschitz), float(loss.curvature), float(loss.derivative_rounding)
     R, W = float(row_norm), float(coef_norm)
     e = kappa * u + c * _gamma(d) * R * W
     data = R * (e + _gamma(n + 2) * (L + e))
     final = _gamma(4) * (R * (L + e) * (1.0 + _gamma(n + 2)) + float(reg) * W + float(perturbation_norm) / n)
-    return data + final + UNDERFLOW_TERM * (n + d)
+    return float(data + final + UNDERFLOW_TERM * (n + d) + 2.0 ** -537 * np.sqrt(d))
+
+
+def _upper(computed, d):
+    """An upper bound on a true norm from its float64 computation as the square root of a sum of ``d`` squares."""
+    return float(computed) / (1.0 - _gamma(d + 1))
 
 
 def certified_gradient_norm(computed_norm, coef, n, reg, loss, perturbation_norm=0.0, row_norm=1.0) -> float:
@@ -104,31 +113,36 @@ def certified_gradient_norm(computed_norm, coef, n, reg, loss, perturbation_norm
     the solver's computed norm :math:`\hat N` (``computed_norm``): :math:`\hat N/(1-\gamma_{d+1}) + E`, with
     :math:`E` from :func:`~dplr.solver.gradient_rounding_bound` at
     :math:`W = \mathrm{fl}(\lVert w\rVert)/(1-\gamma_{d+1})` (the computed norm of ``coef``, made an upper bound).
-    Other arguments as there. A NaN or infinite computed norm gives ``inf``."""
+    ``perturbation_norm`` (:math:`\lVert b\rVert`) and ``row_norm`` (:math:`R`) are the computed norms -- the data
+    checks bound the rows' computed norms -- made upper bounds the same way; other arguments as there. A NaN or
+    infinite computed norm gives ``inf``."""
     coef = np.asarray(coef, dtype=float).reshape(-1)
     d = coef.size
-    computed_norm = float(computed_norm)
-    if not np.isfinite(computed_norm):
+    if not np.isfinite(float(computed_norm)):
         return float("inf")
-    shrink = 1.0 - _gamma(d + 1)
-    W = float(np.linalg.norm(coef)) / shrink
-    return computed_norm / shrink + gradient_rounding_bound(n, d, reg, loss, W, perturbation_norm, row_norm)
+    W, b_norm, R = _upper(np.linalg.norm(coef), d), _upper(perturbation_norm, d), _upper(row_norm, d)
+    return _upper(computed_norm, d) + gradient_rounding_bound(n, d, reg, loss, W, b_norm, R)
 
 
-def stopping_tolerance(tol, n, d, reg, loss, perturbation_norm=0.0, row_norm=1.0) -> float:
+def stopping_tolerance(tol, n, d, reg, loss, perturbation_norm=0.0, row_norm=1.0, name="tol") -> float:
     r"""The gradient-norm tolerance to solve to so that a point the solver stops at passes
     :func:`~dplr.solver.certified_gradient_norm` :math:`\le` ``tol``: :math:`(\tau - E)(1-\gamma_{d+1})`, with
     :math:`E` from :func:`~dplr.solver.gradient_rounding_bound` at twice the radius
     :math:`(RL + \lVert b\rVert/n + \tau)/\rho` within which every point of true gradient norm :math:`\le\tau`
     lies (strong convexity). The a-priori radius only sets the target; the certificate afterwards uses the point's
-    own norm. Raises ``ValueError`` when :math:`E` exceeds half of ``tol``: float64 cannot certify that tolerance at
-    this ``n`` and ``reg``."""
+    own norm. ``perturbation_norm`` and ``row_norm`` are computed norms, as there. Raises ``ValueError`` when
+    :math:`E` exceeds half of ``tol`` -- float64 cannot certify that tolerance at this ``n`` and ``reg`` -- naming
+    the parameter as the caller calls it (``name``), the smallest value that works and whether a larger λ helps."""
     L = float(loss.lipschitz)
-    radius = 2.0 * (float(row_norm) * L + float(perturbation_norm) / n + tol) / float(reg)
-    bound = gradient_rounding_bound(n, d, reg, loss, radius, perturbation_norm, row_norm)
+    b_norm, R = _upper(perturbation_norm, d), _upper(row_norm, d)
+    radius = 2.0 * (R * L + b_norm / n + tol) / float(reg)
+    bound = gradient_rounding_bound(n, d, reg, loss, radius, b_norm, R)
     if not bound <= 0.5 * tol:
-        raise ValueError(f"tol = {tol!r} is too small for float64 here: a computed gradient norm can be below the true "
-                         f"one by up to {bound:.3g} (n = {n}, d = {d}, lam + Delta = {reg!r}; "
-                         f"dplr.solver.stopping), so a stop at tol could not be certified. Fix: a larger tol "
-                         f"(at least {2 * bound:.3g}) or a larger lam.")
+        floor = gradient_rounding_bound(n, d, reg, loss, 0.0, b_norm, R)  # what no lambda removes (W -> 0)
+        fix = (f"a larger {name} (at least {2 * bound:.3g}) or a larger lam" if 2 * floor < tol else
+               f"a larger {name}, at least {2 * bound:.3g}: at n = {n} records the rounding of the sums alone "
+               f"exceeds half of {name}, whatever lam")
+        raise ValueError(f"{name} = {tol!r} is too small for float64 here: a computed gradient norm can be below the "
+                         f"true one by up to {bound:.3g} (n = {n}, d = {d}, lam + Delta = {float(reg)!r}; "
+                         f"dplr.solver.stopping), so a stop at {name} could not be certified. Fix: {fix}.")
     return (tol - bound) * (1.0 - _gamma(d + 1))
