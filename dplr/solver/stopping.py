@@ -43,7 +43,8 @@ by at most :math:`2^{-1075}`; squares of a gradient below :math:`2^{-511}` can u
 root by at most :math:`2^{-537}\sqrt d`). *Proof.* The standard model
 :math:`\mathrm{fl}(a \circ b) = (a \circ b)(1+\theta)`, :math:`|\theta| \le u`, and the bound
 :math:`|\mathrm{fl}(\sum_{i\le k} a_i) - \sum a_i| \le \gamma_{k-1}\sum|a_i|` for any order of additions
-(Higham, *Accuracy and Stability of Numerical Algorithms*, 2002, Lemma 3.1 and Section 4.2). (i) Margins: :math:`|\hat z_i - z_i| \le \gamma_d|w|^\top|u_i| \le \gamma_d RW`. (ii) Derivatives:
+(Higham, *Accuracy and Stability of Numerical Algorithms*, 2002, Lemma 3.1 and Section 4.2).
+(i) Margins: :math:`|\hat z_i - z_i| \le \gamma_d|w|^\top|u_i| \le \gamma_d RW`. (ii) Derivatives:
 :math:`|\hat\ell'_i - \ell'(z_i)| \le \kappa u + c|\hat z_i - z_i| \le e`, so :math:`|\hat\ell'_i| \le L + e`.
 (iii) Data term: each product carries a factor :math:`(1+\theta)(1+\theta')`, the sum :math:`\gamma_{N-1}` and the
 division one more rounding; in all, coordinate :math:`j` errs by at most
