@@ -298,14 +298,14 @@ def approximate_minima_perturbation(X, y, epsilon, delta, lam, gamma=None, loss=
     Gaussian objective perturbation, solved only to gradient norm :math:`\le\gamma` (``gamma``; default
     :math:`1/n^2`, the authors'), then Gaussian output noise calibrated to twice the distance
     :math:`\gamma/(\lambda+\Delta)` from the exact minimiser, the most two neighbours' approximate points can differ
-    by (:func:`~dplr.gaussian.approximate_minima_perturbation_calibration` states the theorem and its proof for replace-one
-    neighbours, gives the split of ε and δ, and refuses a split the proof does not cover). The solve runs below :math:`\gamma`
-    (:func:`~dplr.solver.stopping_tolerance`: :math:`\gamma` less what float64's rounding can hide) and a point whose
-    certified gradient norm (:func:`~dplr.solver.certified_gradient_norm`) exceeds :math:`\gamma` raises
-    ``RuntimeError`` (its release would not be private): raise ``max_iter`` in ``solver_options`` or take a larger
-    ``gamma``. A :math:`\gamma` float64 cannot certify is refused (``ValueError``, with the smallest that works):
-    the default :math:`1/n^2` is, from about 160,000 records on. The stream draws the objective noise (``n_draws * d``
-    normals), then the output noise.
+    by (:func:`~dplr.gaussian.approximate_minima_perturbation_calibration` states the theorem and its proof for
+    replace-one neighbours, gives the split of ε and δ, and refuses a split the proof does not cover). The solve runs
+    below :math:`\gamma` (:func:`~dplr.solver.stopping_tolerance`: :math:`\gamma` less what float64's rounding can
+    hide) and a point whose certified gradient norm (:func:`~dplr.solver.certified_gradient_norm`) exceeds
+    :math:`\gamma` raises ``RuntimeError`` (its release would not be private): raise ``max_iter`` in
+    ``solver_options`` or take a larger ``gamma``. A :math:`\gamma` float64 cannot certify is refused
+    (``ValueError``, with the smallest that works): the default :math:`1/n^2` is, from about 160,000 records on. The
+    stream draws the objective noise (``n_draws * d`` normals), then the output noise.
     """
     if check_input:
         X, y = check_training_data(X, y)
