@@ -85,3 +85,26 @@ def test_real_comparison_table_orders_rows_and_prints_interval_p_and_verdict():
                                                 ["KDDCup99", "Huber"]]
     assert table.cells[0][3:] == ["0.123", "0.200", "-0.0766 [-0.0800, -0.0700]", "0.040", "objective better"]
     assert table.cells[3][6] == "< 0.001" and "n" not in table.columns
+
+
+def test_a_styled_table_keeps_the_stylers_html_and_prints_its_cells_as_text():
+    # A bare Styler prints as "<pandas.io.formats.style.Styler at 0x...>": the PDF would show no table. styled() keeps
+    # the HTML exactly and prints the formatted cells, index labels repeated and index names in the header.
+    pytest.importorskip("jinja2")  # pandas' Styler needs it: installed with the book, not by dplr alone
+    import pandas as pd
+
+    from dplr.replication.tables import styled
+
+    frame = pd.DataFrame({"R": [1, 1, 10], "x": [0.5, 0.25, 0.125], "value": [1.23456, 2.0, 3.0]}).set_index(["R", "x"])
+    styler = frame.style.format("{:.3f}").format_index("{:g}").set_uuid("t-styled").set_caption("a caption")
+    table = styled(styler)
+    assert table._repr_html_() == styler._repr_html_()
+    assert repr(table).split("\n") == ["a caption",  # headers left-aligned; the first column too, the others right
+                                       "R   x      value",
+                                       "--  -----  -----",
+                                       "1     0.5  1.235",
+                                       "1    0.25  2.000",
+                                       "10  0.125  3.000"]
+    hidden = styled(pd.DataFrame({"a": [0.5], "b": ["x"]}).style.format({"a": "{:.2f}"}).hide(axis="index"))
+    assert repr(hidden).split("\n") == ["a     b", "----  -", "0.50  x"]
+    assert "Styler at" not in repr(table) and "Styler at" not in repr(hidden)

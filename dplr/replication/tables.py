@@ -1,11 +1,12 @@
 """Results tables for the chapters: HTML for the site, fixed-width text for ``text/plain`` and the PDF.
 
-A chapter displays a :class:`ResultTable` (built by :func:`result_table`). Jupyter stores both of its forms:
-``text/html``, a pandas Styler with a fixed uuid whose cells are strings already rounded here (so the HTML is a
-deterministic function of the rounded values, and nbval can compare it exactly), and ``text/plain``, the same
-table as fixed-width text (:func:`format_table`), which nbval compares as well and the PDF prints. Numbers are
-right-aligned; a verdict that fails ("NOT reproduced", "FAILS", "[¬Re]") is set in bold in the theme's danger
-colour, which pydata-sphinx-theme defines for its light and its dark mode.
+A chapter displays a :class:`ResultTable` (built by :func:`result_table`), or a pandas Styler it formats itself
+through :func:`styled` (:class:`StyledTable`: the Styler's HTML, and its cells as text for the PDF). Jupyter stores
+both forms of a :class:`ResultTable`: ``text/html``, a pandas Styler with a fixed uuid whose cells are strings
+already rounded here (so the HTML is a deterministic function of the rounded values, and nbval can compare it
+exactly), and ``text/plain``, the same table as fixed-width text (:func:`format_table`), which nbval compares as
+well and the PDF prints. Numbers are right-aligned; a verdict that fails ("NOT reproduced", "FAILS", "[¬Re]") is
+set in bold in the theme's danger colour, which pydata-sphinx-theme defines for its light and its dark mode.
 
 The site's content column is about 750 px wide at 1280 px. A table with many columns is built ``compact``: its
 headers wrap, its text cells may break after ``/`` and ``_`` (``<wbr>`` in the HTML only) and its padding is
@@ -18,8 +19,8 @@ import math
 import numbers
 import textwrap
 
-__all__ = ["format_table", "result_table", "ResultTable", "FAILED_VERDICTS", "verdict", "figure1_tables",
-           "thesis_verdict_table", "thesis_ranking_table", "THESIS_SWITCHES", "WIDTH", "wrap",
+__all__ = ["format_table", "result_table", "ResultTable", "styled", "StyledTable", "FAILED_VERDICTS", "verdict",
+           "figure1_tables", "thesis_verdict_table", "thesis_ranking_table", "THESIS_SWITCHES", "WIDTH", "wrap",
            "real_comparison_table", "CONTENDER_NAMES", "modern_error_table", "modern_comparison_table"]
 
 #: The widest printed line (characters) that fits the site's content column at 1280 px (about 85 fit).
@@ -136,6 +137,38 @@ class ResultTable:
 
     def __repr__(self):
         return self.text
+
+
+class StyledTable:
+    """A table a chapter styles itself (a pandas Styler with a fixed uuid): the Styler's own HTML for the site, and its
+    formatted cells as fixed-width text for ``text/plain`` and the PDF (a bare Styler prints there as
+    ``<pandas.io.formats.style.Styler at 0x...>``, and the PDF would show no table). The text has the caption, one
+    header line (multi-line headers and index names joined) and every index label repeated."""
+
+    def __init__(self, styler):
+        self.styler = styler
+
+    @property
+    def text(self) -> str:
+        lines = self.styler.to_string(delimiter="\t", sparse_index=False, sparse_columns=False).rstrip("\n")
+        rows = [line.split("\t") for line in lines.split("\n")]
+        n_header = len(rows) - len(self.styler.data)
+        width = max(len(r) for r in rows)
+        rows = [r + [""] * (width - len(r)) for r in rows]
+        header = [" ".join(part for part in parts if part) for parts in zip(*rows[:n_header])]
+        caption = self.styler.caption
+        return (f"{caption}\n" if caption else "") + _fixed_width(header, rows[n_header:])
+
+    def _repr_html_(self):
+        return self.styler.to_html()
+
+    def __repr__(self):
+        return self.text
+
+
+def styled(styler) -> StyledTable:
+    """:class:`StyledTable` of ``styler``: display it instead of the bare Styler, so that the PDF prints the table."""
+    return StyledTable(styler)
 
 
 def result_table(rows, columns=None, formats=None, *, name, verdicts=(), caption=None, rename=None,
