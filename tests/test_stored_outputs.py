@@ -70,3 +70,12 @@ def test_no_stored_float_sits_on_the_sanitizers_truncation_boundary(chapter):
     assert not found, (f"{chapter.name}: cell index and value of stored floats on a 6-decimal boundary {found}; "
                        "another machine may print them a few ulps lower or higher, and nbval's truncation would then "
                        "differ. Fix: round them where they are computed or glued (e.g. round(x, 9)).")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
+def test_no_stored_output_prints_a_bare_pandas_styler(chapter):
+    # The PDF prints text/plain: a bare Styler there is "<pandas.io.formats.style.Styler at 0x...>", no table. A chapter
+    # displays a ResultTable (dplr.replication.tables.result_table) or its Styler through tables.styled.
+    notebook = json.loads(chapter.read_text(encoding="utf-8"))
+    bare = [index for index, text in _texts(notebook) if "pandas.io.formats.style.Styler at 0x" in text]
+    assert not bare, f"{chapter.name}: cells {bare} print a bare Styler; display it through dplr.replication.tables.styled"
