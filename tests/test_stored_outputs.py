@@ -78,4 +78,5 @@ def test_no_stored_output_prints_a_bare_pandas_styler(chapter):
     # displays a ResultTable (dplr.replication.tables.result_table) or its Styler through tables.styled.
     notebook = json.loads(chapter.read_text(encoding="utf-8"))
     bare = [index for index, text in _texts(notebook) if "pandas.io.formats.style.Styler at 0x" in text]
-    assert not bare, f"{chapter.name}: cells {bare} print a bare Styler; display it through dplr.replication.tables.styled"
+    assert not bare, (f"{chapter.name}: cells {bare} print a bare Styler; display it through "
+                      "dplr.replication.tables.styled")
