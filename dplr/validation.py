@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from fractions import Fraction
 
 import numpy as np
 
@@ -29,6 +30,7 @@ __all__ = [
     "check_lambda",
     "check_rows_in_ball",
     "project_onto_ball",
+    "rows_outside_ball",
     "NORM_FIX",
     "ROUNDING_ULPS",
     "encode_binary_labels",
@@ -172,13 +174,130 @@ NORM_FIX = (
 )
 
 
+#: :math:`u = 2^{-53}`, float64's unit roundoff.
+_U = 2.0 ** -53
+#: Entries smaller than this (and not 0), radii outside ``[_TINY, 1/_TINY]``: the exact test takes Python's
+#: fractions (their squares could underflow, or the split of an entry overflow).
+_TINY = 2.0 ** -400
+#: Veltkamp's splitter for float64: ``x = hi + lo`` with ``hi`` and ``lo`` of at most 26 significant bits each.
+_SPLITTER = 2.0 ** 27 + 1.0
+
+
+def _gamma(k):
+    return k * _U / (1.0 - k * _U)
+
+
+def _split(x):
+    """``(hi, lo)`` with ``x = hi + lo`` exactly and ``hi``, ``lo`` of at most 26 significant bits (Veltkamp)."""
+    t = _SPLITTER * x
+    hi = t - (t - x)
+    return hi, x - hi
+
+
+def _square_terms(x):
+    """Three float64 arrays whose exact sum is ``x**2`` (``hi**2 + 2 hi lo + lo**2``, each product exact)."""
+    hi, lo = _split(x)
+    return hi * hi, 2.0 * (hi * lo), lo * lo
+
+
+def _exact_excess_sign(rows, radius):
+    r"""For rows of norm close to ``radius``: the sign of :math:`\sum_j x_j^2 - r^2` for the entries as real numbers.
+
+    Each square is split into three float64 numbers that sum to it exactly (Veltkamp's split: no product rounds),
+    :math:`r^2` likewise, and the terms are summed in double-double arithmetic (Ogita, Rump & Oishi, *Accurate sum
+    and dot product*, SIAM J. Sci. Comput. 26, 2005, Algorithm 4.4), whose result errs by at most
+    :math:`u|E| + \gamma_{m-1}^2\sum|t|` (their Proposition 4.5) for :math:`m` terms :math:`t` summing to :math:`E`:
+    a result beyond :math:`\gamma_{m-1}^2\sum|t|` has the sign of :math:`E`. Rows it leaves undecided (a norm within
+    about :math:`10^{-27}` of the radius, or entries so small that a square could underflow) are decided with
+    Python's exact fractions. Returns an int array of -1, 0, 1."""
+    rows = np.ascontiguousarray(rows)
+    n = rows.shape[0]
+    sign = np.zeros(n, dtype=int)
+    if n == 0:
+        return sign
+    flat = np.flatnonzero(rows)  # row-major: each row's non-zero entries together (zeros contribute nothing)
+    row = flat // rows.shape[1]
+    values = rows.reshape(-1)[flat]
+    size = np.abs(values)
+    # entries whose squares could underflow, or whose split could overflow, and radii out of range: fractions
+    by_fractions = np.zeros(n, dtype=bool)
+    by_fractions[row[(size < _TINY) | (size > 1.0 / _TINY)]] = True
+    if not _TINY <= radius <= 1.0 / _TINY:
+        by_fractions[:] = True
+    fast = np.flatnonzero(~by_fractions)
+    if fast.size:
+        # the non-zero entries packed left, as many columns as the most non-zeros of a row
+        position = np.arange(row.size) - np.searchsorted(row, np.arange(n))[row]
+        entries = np.zeros((n, int(position.max(initial=-1)) + 1))
+        entries[row, position] = values
+        entries = entries[fast]
+        terms = [term for column in entries.T for term in _square_terms(column)]
+        terms += [np.full(fast.size, -term) for term in _square_terms(np.float64(radius))]
+        p, sigma, size = terms[0].copy(), np.zeros(fast.size), np.abs(terms[0])
+        s, z, q = np.empty_like(p), np.empty_like(p), np.empty_like(p)
+        for t in terms[1:]:  # TwoSum: p + t = s + q exactly (q = (p - (s - z)) + (t - z), z = s - p); q into sigma
+            np.add(p, t, out=s)
+            np.subtract(s, p, out=z)
+            np.subtract(s, z, out=q)
+            np.subtract(p, q, out=q)
+            np.subtract(t, z, out=z)
+            q += z
+            sigma += q
+            size += np.abs(t, out=z)
+            p, s = s, p
+        result = p + sigma
+        # the proven bound, with size (a computed sum of |t|) and the rounding of this line covered by the factor 2
+        bound = 2.0 * _gamma(len(terms)) ** 2 * size
+        decided = np.abs(result) > bound
+        sign[fast[decided]] = np.where(result[decided] > 0, 1, -1)
+        by_fractions[fast[~decided]] = True
+    r2 = Fraction(float(radius)) ** 2
+    for i in np.flatnonzero(by_fractions):
+        excess = sum(Fraction(float(v)) ** 2 for v in rows[i][rows[i] != 0.0]) - r2
+        sign[i] = (excess > 0) - (excess < 0)
+    return sign
+
+
+def rows_outside_ball(X, radius: float = 1.0):
+    r"""Which rows of ``X`` have Euclidean norm greater than ``radius``, *exactly*: the float64 entries taken as the
+    real numbers they are, as the privacy proofs take them -- not as ``numpy.linalg.norm`` rounds them.
+
+    A computed norm may be below the true one by a few units of roundoff, so a row of computed norm 1 can lie outside
+    the unit ball (half of the rows a projection puts on the sphere do). The computed sum of squares :math:`s` of a
+    row is within :math:`\gamma_d` (relative) of the true one :math:`S` (Higham, *Accuracy and Stability of Numerical
+    Algorithms*, 2002, Section 4.2); rows with :math:`s \le r^2(1 - 2\gamma_{d+2})` are inside, and the
+    others are decided exactly (``_exact_excess_sign``: error-free products, a double-double sum with a proven error
+    bound, and exact fractions where that bound leaves the sign open). Returns a boolean array, one entry per row.
+    ``X`` must be finite (as :func:`check_rows_in_ball` ensures).
+    """
+    radius = check_positive_finite(radius, "radius")
+    X = np.asarray(X, dtype=np.float64)
+    outside = np.zeros(X.shape[0], dtype=bool)
+    if X.size == 0:
+        return outside
+    if not _TINY <= radius <= 1.0 / _TINY:  # r**2 could under- or overflow: no screen
+        near = np.ones(X.shape[0], dtype=bool)
+    else:
+        # a square that underflows errs by at most 2**-1075: far below the screen's slack of (d + 1) u r**2 when
+        # r >= 2**-400, so the screen holds for such rows too (and an overflowing square makes a row "near")
+        squares = np.einsum("ij,ij->i", X, X)
+        near = ~(squares <= radius * radius * (1.0 - 2.0 * _gamma(X.shape[1] + 2)))
+    if near.all():
+        outside[:] = _exact_excess_sign(X, radius) > 0
+    elif near.any():
+        outside[near] = _exact_excess_sign(X[near], radius) > 0
+    return outside
+
+
 def project_onto_ball(X, radius: float = 1.0):
     r"""Rows of ``X`` (float64) projected onto the ball of ``radius``: :math:`x \min(1, r/\lVert x\rVert)`.
 
-    Guaranteed in floating point: every row of the result has ``numpy.linalg.norm(row) <= radius`` (a row
-    that rounding leaves just outside is shrunk by one unit of roundoff at a time until it is inside).
-    Each row's image depends on that row alone. Returns a new array; refuses a radius that is not a finite number
-    > 0, and rows that are not finite (no projection makes them meaningful).
+    Guaranteed exactly: every row of the result has Euclidean norm at most ``radius`` for its float64 entries as real
+    numbers (:func:`rows_outside_ball`), and ``numpy.linalg.norm(row) <= radius`` as well. A row that rounding leaves
+    outside after the radial step is shrunk by a few units of roundoff at a time (factors :math:`1 - 2^{k}u`,
+    :math:`k = 2, 3, \dots`) until it is inside; multiplying by a factor below 1 never lengthens an entry. Each row's
+    image depends on that row alone. Returns a new array; refuses a radius that is not a finite number > 0, and rows
+    that are not finite (no projection makes them meaningful).
     """
     radius = check_positive_finite(radius, "radius")
     X = np.array(X, dtype=np.float64)
@@ -188,23 +307,30 @@ def project_onto_ball(X, radius: float = 1.0):
     norms = np.linalg.norm(X, axis=1)
     outside = norms > radius
     X[outside] *= (radius / norms[outside])[:, None]
-    shrink = 1.0 - np.finfo(np.float64).eps
-    while True:
-        still = np.flatnonzero(np.linalg.norm(X, axis=1) > radius)
-        if still.size == 0:
-            return X
-        X[still] *= shrink
+
+    def outside_either_way(rows):  # exactly, or as numpy computes the norm (what a user checks)
+        return rows_outside_ball(rows, radius) | (np.linalg.norm(rows, axis=1) > radius)
+
+    still, k = np.flatnonzero(outside_either_way(X)), 2
+    while still.size:  # each round shrinks by more than the last; a few rounds cover the rounding of a norm
+        if k > 40:
+            raise RuntimeError("project_onto_ball could not bring a row inside the ball (a bug: please report it).")
+        X[still] *= 1.0 - 2.0 ** k * _U
+        still, k = still[outside_either_way(X[still])], k + 1
+    return X
 
 
 def check_rows_in_ball(X, radius: float = 1.0, *, dtype=None):
     r"""Return ``X`` as float64 with every row of norm at most ``radius``, or raise ``ValueError``.
 
-    The rule: a row with :math:`r < \lVert x\rVert \le r\,(1 + 4\epsilon)` (:data:`ROUNDING_ULPS` = 4,
+    The rule: a row whose computed norm is at most :math:`r\,(1 + 4\epsilon)` (:data:`ROUNDING_ULPS` = 4,
     :math:`\epsilon` the machine epsilon of ``dtype``, the dtype the data came in: 2.2e-16 for float64, 1.2e-7
-    for float32; float64's for integers) is outside by rounding only -- e.g. a row divided by its own norm,
-    or ``sklearn.preprocessing.Normalizer`` output in float32 -- and is projected onto the sphere of radius
-    :math:`r` in float64 (:func:`project_onto_ball`), so that the proofs' assumption :math:`\lVert x_i\rVert
-    \le r` holds exactly. A row beyond that is refused: nothing beyond rounding is rescaled silently.
+    for float32; float64's for integers) but whose norm exceeds :math:`r` is outside by rounding only -- e.g. a row
+    divided by its own norm, or ``sklearn.preprocessing.Normalizer`` output in float32 -- and is projected onto the
+    ball of radius :math:`r` in float64 (:func:`project_onto_ball`), so that the proofs' assumption
+    :math:`\lVert x_i\rVert \le r` holds exactly, for the entries as real numbers (:func:`rows_outside_ball`
+    decides it exactly: a computed norm of 1 can hide a true norm above 1). A row beyond that is refused: nothing
+    beyond rounding is rescaled silently.
     """
     radius = check_positive_finite(radius, "radius")
     dtype = np.dtype(np.float64 if dtype is None else dtype)
@@ -224,8 +350,10 @@ def check_rows_in_ball(X, radius: float = 1.0, *, dtype=None):
             f"rounding of the {dtype.name} input, up to {slack!r}, would be accepted). The privacy guarantee of "
             f"both algorithms assumes ||x_i|| <= 1 for every record (NIPS 2008, Section 2). {NORM_FIX}"
         )
-    if np.any(norms > radius):
-        return project_onto_ball(X, radius)
+    outside = rows_outside_ball(X, radius)
+    if outside.any():
+        X = X.copy()
+        X[outside] = project_onto_ball(X[outside], radius)
     return X
 
 

@@ -7,7 +7,7 @@ import pytest
 from dplr import ObjectivePerturbation, PrivacyLeakWarning, SensitivityMethod, StandardLR
 from dplr.algorithms import standard_erm
 from dplr.preprocessing import clip_to_unit_ball, scale_by_max_norm, scale_by_public_bounds
-from dplr.validation import check_rows_in_ball, project_onto_ball
+from dplr.validation import check_rows_in_ball, project_onto_ball, rows_outside_ball
 
 ESTIMATORS = [StandardLR, SensitivityMethod, ObjectivePerturbation]
 
@@ -188,6 +188,65 @@ def test_the_convergence_warning_names_parameters_that_exist(xy):
     # it no longer advises loosening tol: for a private release tol is part of the guarantee
     assert "loosen" not in str(record[0].message) and "part of the guarantee" in str(record[0].message)
     assert "tol" in StandardLR().get_params() and "max_iter" in inspect.signature(standard_erm).parameters
+
+
+def _outside_exactly(X, radius=1.0):
+    """The reference: each row's squared norm in exact rational arithmetic, against radius**2."""
+    from fractions import Fraction
+
+    return np.array([sum(Fraction(float(v)) ** 2 for v in row) > Fraction(float(radius)) ** 2 for row in X])
+
+
+def _rows_on_the_sphere(n, d, seed):
+    """Rows divided by their computed norm, some nudged by an ulp or three either way: about half of them lie outside
+    the unit ball exactly though numpy computes norm <= 1 for most."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    X[::5] *= 1.0 + 2.0 ** -53 * rng.integers(-3, 4, size=(len(X[::5]), 1))
+    return X
+
+
+@pytest.mark.parametrize("d", [2, 3, 12, 105])
+def test_rows_outside_ball_is_exact(d):
+    X = _rows_on_the_sphere(1500, d, seed=d)
+    X[0] = 0.0
+    X[1] = 0.0
+    X[1, -1] = 1.0
+    reference = _outside_exactly(X)
+    assert reference.sum() > 300  # the case in question is common, not contrived
+    assert (np.linalg.norm(X[reference], axis=1) <= 1.0).sum() > 100  # and numpy's norm does not see it
+    np.testing.assert_array_equal(rows_outside_ball(X), reference)
+    for radius in (0.3, 7.0, 2.0 ** -450, 2.0 ** 450):  # the fast path, and fractions beyond its range
+        np.testing.assert_array_equal(rows_outside_ball(X * radius, radius), _outside_exactly(X * radius, radius))
+
+
+def test_rows_outside_ball_with_entries_whose_squares_underflow_or_whose_split_overflows():
+    X = np.array([[1.0, 2.0 ** -600], [0.6, 0.8], [1e-300, 0.0], [0.6, 0.8000000000000002], [2.0 ** 500, 0.0],
+                  [1.0, 0.0], [np.nextafter(1.0, 2.0), 0.0]])
+    np.testing.assert_array_equal(rows_outside_ball(X), _outside_exactly(X))
+    assert list(rows_outside_ball(X)) == [True, True, False, True, True, False, True]
+
+
+@pytest.mark.parametrize("radius", [1.0, 0.3, 7.0, 2.0 ** -450, 2.0 ** 450])
+def test_projection_puts_every_row_inside_the_ball_exactly(radius):
+    X = _rows_on_the_sphere(600, 9, seed=4) * radius * np.r_[np.full(300, 1.5), np.full(300, 1.0)][:, None]
+    projected = project_onto_ball(X, radius)
+    assert not _outside_exactly(projected, radius).any()
+    # rows are moved by rounding only beyond the radial step: within a few units of roundoff of x r/||x||
+    np.testing.assert_allclose(projected, X * np.minimum(1.0, radius / np.linalg.norm(X, axis=1))[:, None],
+                               rtol=1e-14, atol=0)
+
+
+def test_check_rows_in_ball_projects_rows_whose_computed_norm_hides_a_norm_above_one():
+    # numpy computes norm 1 for this row, but 0.6**2 + 0.8**2 > 1 for the float64 numbers 0.6 and 0.8: before the
+    # exact test it passed unchanged, and the proofs' ||x|| <= 1 failed for it by a few units of roundoff
+    X = np.array([[0.6, 0.8], [0.3, 0.4]])
+    assert np.linalg.norm(X[0]) <= 1.0 and _outside_exactly(X)[0]
+    checked = check_rows_in_ball(X)
+    assert not _outside_exactly(checked).any()
+    assert checked[1].tolist() == [0.3, 0.4] and X[0].tolist() == [0.6, 0.8]  # others untouched, input not altered
+    np.testing.assert_allclose(checked[0], X[0], rtol=1e-15, atol=0)
 
 
 @pytest.mark.parametrize("radius", [-1.0, 0.0, float("nan"), float("inf")])
