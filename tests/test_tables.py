@@ -108,3 +108,42 @@ def test_a_styled_table_keeps_the_stylers_html_and_prints_its_cells_as_text():
     hidden = styled(pd.DataFrame({"a": [0.5], "b": ["x"]}).style.format({"a": "{:.2f}"}).hide(axis="index"))
     assert repr(hidden).split("\n") == ["a     b", "----  -", "0.50  x"]
     assert "Styler at" not in repr(table) and "Styler at" not in repr(hidden)
+
+
+def test_result_table_markdown_is_a_myst_table_the_pdf_typesets():
+    from dplr.replication.tables import result_table
+
+    rows = [{"data": "a<b|$x$_*", "ours": 0.12345, "verdict": "NOT reproduced"},
+            {"data": "c", "ours": 1.0, "verdict": "reproduced"}]
+    table = result_table(rows, formats={"ours": ".3f"}, name="t1", verdicts=["verdict"], caption="Figure 1: [95%]")
+    lines = table._repr_markdown_().splitlines()
+    # the caption and class longtable (a long table breaks across pages), every ASCII punctuation escaped (MyST would
+    # read $x$ as math, | as a cell border, _ and * as emphasis), numbers right-aligned, a failed verdict in bold
+    assert lines[:3] == ["```{table} Figure 1\\: \\[95\\%\\]", ":class: longtable", ""]
+    assert lines[3:] == ["| data | ours | verdict |", "|:---|---:|:---|",
+                         "| a\\<b\\|\\$x\\$\\_\\* | 0\\.123 | **NOT reproduced** |", "| c | 1\\.000 | reproduced |", "```"]
+    assert result_table(rows, name="t2")._repr_markdown_().startswith("```{table}\n:class: longtable\n\n| data |")
+
+
+def test_a_wide_table_gets_column_widths_so_that_its_cells_wrap_in_the_pdf():
+    from dplr.replication.tables import PDF_COLUMN_CHARACTERS, PDF_TABLE_CHARACTERS, result_table
+
+    narrow = result_table([{"a": "x" * 10, "b": 1.0}], name="n")._repr_markdown_()
+    assert ":widths:" not in narrow
+    row = {"name": "y" * 30, "text": "word " * 30, "long": "z" * 40, "value": 1.5, "more": "w " * 20}
+    assert sum(len(str(v)) for v in row.values()) > PDF_TABLE_CHARACTERS
+    wide = result_table([row], name="w")._repr_markdown_()
+    # each column its text's width, at most PDF_COLUMN_CHARACTERS unless a word is longer (it cannot wrap)
+    assert f":widths: 33 {PDF_COLUMN_CHARACTERS + 3} 43 8 {PDF_COLUMN_CHARACTERS + 3}\n" in wide  # +3: padding
+
+
+def test_styled_table_markdown_has_the_formatted_cells():
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("jinja2")
+    from dplr.replication.tables import styled
+
+    frame = pd.DataFrame({"a": [1.234, 2.0], "b": ["x", "y_z"]}, index=["r1", "r2"])
+    table = styled(frame.style.format({"a": "{:.2f}"}).set_caption("cap").set_uuid("u"))
+    assert table._repr_markdown_().splitlines() == ["```{table} cap", ":class: longtable", "", "|  | a | b |",
+                                                    "|:---|---:|---:|", "| r1 | 1\\.23 | x |", "| r2 | 2\\.00 | y\\_z |",
+                                                    "```"]

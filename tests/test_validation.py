@@ -228,7 +228,7 @@ def test_rows_outside_ball_with_entries_whose_squares_underflow_or_whose_split_o
     assert list(rows_outside_ball(X)) == [True, True, False, True, True, False, True]
 
 
-@pytest.mark.parametrize("radius", [1.0, 0.3, 7.0, 2.0 ** -450, 2.0 ** 450])
+@pytest.mark.parametrize("radius", [1.0, 0.3, 7.0, 2.0 ** -390, 2.0 ** 390])
 def test_projection_puts_every_row_inside_the_ball_exactly(radius):
     X = _rows_on_the_sphere(600, 9, seed=4) * radius * np.r_[np.full(300, 1.5), np.full(300, 1.0)][:, None]
     projected = project_onto_ball(X, radius)
@@ -247,6 +247,65 @@ def test_check_rows_in_ball_projects_rows_whose_computed_norm_hides_a_norm_above
     assert not _outside_exactly(checked).any()
     assert checked[1].tolist() == [0.3, 0.4] and X[0].tolist() == [0.6, 0.8]  # others untouched, input not altered
     np.testing.assert_allclose(checked[0], X[0], rtol=1e-15, atol=0)
+
+
+def test_projection_keeps_numpys_norm_within_the_radius_whatever_the_input_layout():
+    # a DataFrame's .values is column-major; numpy's row norms are summed in another order there (a review found
+    # rows of computed norm 1.0000000000000009 when the result kept the input's layout)
+    X = np.asfortranarray(np.random.default_rng(5).normal(size=(2000, 400)))
+    projected = project_onto_ball(X)
+    assert projected.flags.c_contiguous and (np.linalg.norm(projected, axis=1) <= 1.0).all()
+    assert not rows_outside_ball(projected).any()
+
+
+def test_projection_of_rows_whose_squares_overflow_or_underflow():
+    # the radial step takes each norm of the row scaled by a power of two: no overflow to inf (which zeroed the row)
+    np.testing.assert_allclose(project_onto_ball(np.array([[1e200, 1e200]])), [[2 ** -0.5, 2 ** -0.5]], rtol=1e-15)
+    tiny = np.array([[3e-101, 4e-101]])
+    np.testing.assert_allclose(project_onto_ball(tiny, 1e-101), [[0.6e-101, 0.8e-101]], rtol=1e-15)
+    assert not _outside_exactly(project_onto_ball(tiny, 1e-101), 1e-101).any()
+
+
+@pytest.mark.parametrize("radius", [1e-200, 1e200])
+def test_the_ball_helpers_refuse_a_radius_float64_cannot_serve(radius):
+    # below 2**-400 the squares underflow and the projection could not finish (a review found it raising "a bug")
+    on_the_sphere = np.array([[radius * 0.6, radius * 0.8]])  # outside exactly (0.6**2 + 0.8**2 > 1 in float64)
+    for helper in (project_onto_ball, check_rows_in_ball):
+        with pytest.raises(ValueError, match=r"outside \[2\*\*-400, 2\*\*400\].*rescale the data by a public constant"):
+            helper(on_the_sphere, radius)
+    assert check_rows_in_ball(on_the_sphere * 0.5, radius) is not None  # nothing to project: accepted
+    assert not rows_outside_ball(on_the_sphere * 0.5, radius).any() and rows_outside_ball(on_the_sphere * 2, radius).all()
+
+
+def test_rows_exactly_on_the_sphere_are_inside():
+    one_hot = np.eye(105)[np.random.default_rng(6).integers(0, 105, size=500)]
+    halves = np.zeros((500, 105))
+    halves[:, :4] = 0.5
+    for X in (one_hot, halves, -halves):
+        assert not rows_outside_ball(X).any() and not _outside_exactly(X).any()
+        assert check_rows_in_ball(X) is X  # nothing moves
+
+
+def test_a_row_is_refused_only_when_it_is_outside_exactly(monkeypatch):
+    # numpy's computed norm can be above the true one too: a row exactly inside whose computed norm (made 1e-14 too
+    # large here) exceeds the rounding slack is accepted -- projected, so that numpy's norm is within the bound --
+    # while a row outside by more than rounding is refused
+    inside = project_onto_ball(np.array([[0.6, 0.8]]))  # exactly inside, on the sphere to a few ulps
+    X = np.vstack([inside, [[0.6, 0.9]]])
+    computed = np.linalg.norm
+
+    def too_large_for_the_first_row(A, axis=None, **kwargs):
+        norms = computed(A, axis=axis, **kwargs)
+        if axis == 1:
+            norms = norms + 1e-14 * (A[:, 0] == inside[0, 0])
+        return norms
+
+    monkeypatch.setattr(np.linalg, "norm", too_large_for_the_first_row)
+    with pytest.raises(ValueError, match=r"1 of 2 rows have Euclidean norm > 1\.0 \(largest 1\.08"):
+        check_rows_in_ball(X)
+    checked = check_rows_in_ball(X[:1])
+    assert not _outside_exactly(checked).any()
+    np.testing.assert_allclose(checked, X[:1], rtol=1e-13, atol=0)
 
 
 @pytest.mark.parametrize("radius", [-1.0, 0.0, float("nan"), float("inf")])

@@ -1,25 +1,33 @@
-"""Results tables for the chapters: HTML for the site, fixed-width text for ``text/plain`` and the PDF.
+"""Results tables for the chapters: HTML for the site, a Markdown table for the PDF, fixed-width text otherwise.
 
 A chapter displays a :class:`ResultTable` (built by :func:`result_table`), or a pandas Styler it formats itself
-through :func:`styled` (:class:`StyledTable`: the Styler's HTML, and its cells as text for the PDF). Jupyter stores
-both forms of a :class:`ResultTable`: ``text/html``, a pandas Styler with a fixed uuid whose cells are strings
-already rounded here (so the HTML is a deterministic function of the rounded values, and nbval can compare it
-exactly), and ``text/plain``, the same table as fixed-width text (:func:`format_table`), which nbval compares as
-well and the PDF prints. Numbers are right-aligned; a verdict that fails ("NOT reproduced", "FAILS", "[¬Re]") is
-set in bold in the theme's danger colour, which pydata-sphinx-theme defines for its light and its dark mode.
+through :func:`styled` (:class:`StyledTable`: the Styler's HTML, and its cells as a Markdown table and as text).
+Jupyter stores three forms of each, and ``pytest --nbval`` compares all three exactly: ``text/html``, a pandas
+Styler with a fixed uuid whose cells are strings already rounded here (so the HTML is a deterministic function of
+the rounded values), which the site shows; ``text/markdown``, the same cells as a MyST table (a ``{table}``
+directive with the caption around a pipe table, every ASCII punctuation character of a cell escaped), which the
+PDF's LaTeX builder prefers to text (myst-nb's priority for LaTeX; the book renders Markdown outputs as MyST,
+``nb_render_markdown_format``), so the PDF typesets a real table that wraps its cells to the page; and
+``text/plain``, the table as fixed-width text (:func:`format_table`), for a terminal. Numbers are right-aligned; a
+verdict that fails ("NOT reproduced", "FAILS", "[¬Re]") is set in bold, on the site in the theme's danger colour,
+which pydata-sphinx-theme defines for its light and its dark mode.
 
 The site's content column is about 750 px wide at 1280 px. A table with many columns is built ``compact``: its
 headers wrap, its text cells may break after ``/`` and ``_`` (``<wbr>`` in the HTML only) and its padding is
 smaller, so it fits. Printed lines are kept to :data:`WIDTH` characters (:func:`wrap`), which fit the column.
+
+(Over 400 lines: the studies' table builders sit beside the three forms every table shares.)
 """
 from __future__ import annotations
 
 import html as _html
 import math
 import numbers
+import re
 import textwrap
 
 __all__ = ["format_table", "result_table", "ResultTable", "styled", "StyledTable", "FAILED_VERDICTS", "verdict",
+           "PDF_TABLE_CHARACTERS", "PDF_COLUMN_CHARACTERS",
            "figure1_tables", "thesis_verdict_table", "thesis_ranking_table", "THESIS_SWITCHES", "WIDTH", "wrap",
            "real_comparison_table", "CONTENDER_NAMES", "modern_error_table", "modern_comparison_table"]
 
@@ -65,6 +73,52 @@ def _fixed_width(headers, cells, right=None) -> str:
         padded = (v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(r, widths)))
         lines.append("  ".join(padded).rstrip())
     return "\n".join(lines)
+
+
+#: ASCII punctuation: backslash-escaped in a Markdown cell (CommonMark lets every one be escaped), so that MyST reads
+#: ``$``, ``|``, ``*``, ``_``, ``[`` and the rest as text.
+_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def _markdown_text(text):
+    return _PUNCTUATION.sub(r"\\\1", str(text))
+
+
+#: The widest table (characters of its widest cells, two more per column) the PDF's text width takes in natural
+#: columns (a table of 95 characters in nine columns fits); a wider one gets relative column widths, and its cells wrap.
+PDF_TABLE_CHARACTERS = 115
+#: The widest column (characters) of a table that wraps: longer cells break into lines.
+PDF_COLUMN_CHARACTERS = 24
+
+
+def _markdown_table(headers, cells, right=(), bold=lambda i, j: False, caption=None) -> str:
+    """A MyST table: a pipe table (columns ``right`` right-aligned, cell ``(i, j)`` bold where ``bold`` says so) in a
+    ``{table}`` directive with the ``caption`` and class ``longtable`` (the PDF breaks a long table across pages
+    instead of moving it whole); a table wider than :data:`PDF_TABLE_CHARACTERS` gets column widths in proportion to
+    its columns' cells (at most :data:`PDF_COLUMN_CHARACTERS` each, unless a word is longer; headers wrap at every
+    space; plus three for the padding), so that its cells wrap within the page. Line breaks in a cell become spaces."""
+    def cell(text):
+        return _markdown_text(" ".join(str(text).split()))
+
+    right = set(right)
+    lines = ["| " + " | ".join(cell(h) for h in headers) + " |",
+             "|" + "|".join("---:" if j in right else ":---" for j in range(len(headers))) + "|"]
+    for i, row in enumerate(cells):
+        lines.append("| " + " | ".join((f"**{cell(c)}**" if bold(i, j) and cell(c) else cell(c))
+                                       for j, c in enumerate(row)) + " |")
+    text = [[" ".join(str(h).split()) for h in headers]] + [[" ".join(str(c).split()) for c in row] for row in cells]
+    natural = [max(len(row[j]) for row in text) for j in range(len(headers))]
+    options = ":class: longtable\n"
+    if sum(natural) + 2 * len(natural) > PDF_TABLE_CHARACTERS:
+        def needs(text):  # a cell wraps at its spaces, not within a word; up to PDF_COLUMN_CHARACTERS on a line
+            return max([len(word) for word in text.split()] + [min(len(text), PDF_COLUMN_CHARACTERS)])
+
+        # a header wraps at every space; three more per column for its padding, which LaTeX adds whatever the width
+        widths = [3 + max([3] + [len(word) for word in text[0][j].split()] + [needs(row[j]) for row in text[1:]])
+                  for j in range(len(headers))]
+        options += ":widths: " + " ".join(map(str, widths)) + "\n"
+    table = "\n".join(lines)
+    return f"```{{table}}{' ' + cell(caption) if caption else ''}\n{options}\n{table}\n```"
 
 
 def _breakable(text):
@@ -135,6 +189,16 @@ class ResultTable:
     def _repr_html_(self):
         return self.html
 
+    @property
+    def markdown(self) -> str:
+        """The table as MyST Markdown (:func:`_markdown_table`): what the PDF typesets."""
+        right = [j for j, c in enumerate(self.columns) if c in self.numeric]
+        return _markdown_table(self.columns, self.cells, right, lambda i, j: self.failed(self.cells[i], self.columns[j]),
+                               self.caption)
+
+    def _repr_markdown_(self):
+        return self.markdown
+
     def __repr__(self):
         return self.text
 
@@ -148,19 +212,32 @@ class StyledTable:
     def __init__(self, styler):
         self.styler = styler
 
-    @property
-    def text(self) -> str:
+    def _header_and_rows(self):
+        """The formatted cells: one header row (multi-line headers and index names joined) and the body rows."""
         lines = self.styler.to_string(delimiter="\t", sparse_index=False, sparse_columns=False).rstrip("\n")
         rows = [line.split("\t") for line in lines.split("\n")]
         n_header = len(rows) - len(self.styler.data)
         width = max(len(r) for r in rows)
         rows = [r + [""] * (width - len(r)) for r in rows]
-        header = [" ".join(part for part in parts if part) for parts in zip(*rows[:n_header])]
+        return [" ".join(part for part in parts if part) for parts in zip(*rows[:n_header])], rows[n_header:]
+
+    @property
+    def text(self) -> str:
+        header, rows = self._header_and_rows()
         caption = self.styler.caption
-        return (f"{caption}\n" if caption else "") + _fixed_width(header, rows[n_header:])
+        return (f"{caption}\n" if caption else "") + _fixed_width(header, rows)
+
+    @property
+    def markdown(self) -> str:
+        """The formatted cells as a MyST table (the PDF's form), numbers right-aligned as in :attr:`text`."""
+        header, rows = self._header_and_rows()
+        return _markdown_table(header, rows, range(1, len(header)), caption=self.styler.caption)
 
     def _repr_html_(self):
         return self.styler.to_html()
+
+    def _repr_markdown_(self):
+        return self.markdown
 
     def __repr__(self):
         return self.text

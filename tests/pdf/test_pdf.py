@@ -137,3 +137,19 @@ def test_the_site_serves_this_pdf():
         pytest.skip("no site built (make book)")
     assert SITE_COPY.is_file(), "the site lacks dplr-book.pdf: `make pdf` copies it into _build/html"
     assert SITE_COPY.read_bytes() == PDF.read_bytes(), "the site's dplr-book.pdf is not the latest build (make pdf)"
+
+
+def test_results_tables_are_typeset_as_tables():
+    """Every table a chapter displays (dplr.replication.tables: a MyST table in text/markdown, which the LaTeX builder
+    prefers to text) is a LaTeX longtable in the PDF, not fixed-width text in a code block."""
+    stored = 0
+    for chapter in sorted((ROOT / "book").glob("*.ipynb")):
+        for cell in json.loads(chapter.read_text())["cells"]:
+            for output in cell.get("outputs", []):
+                markdown = "".join(output.get("data", {}).get("text/markdown", ""))
+                stored += markdown.startswith("```{table}")
+    assert stored >= 40, f"only {stored} tables stored as Markdown: were the chapters executed with this dplr?"
+    tex = (LATEX / "dplr-book.tex").read_text()
+    assert tex.count("\\begin{longtable}") >= stored, "fewer tables in the PDF than the chapters display"
+    # a table printed as text would show its fixed-width header rule (two runs of dashes) in the PDF
+    assert not re.search(r"-{3,} {2}-{3,}", pdf_text()), "a table printed as fixed-width text in the PDF"
