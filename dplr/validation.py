@@ -207,11 +207,13 @@ def _exact_excess_sign(rows, radius):
     most 26 bits: no product rounds), :math:`r^2` likewise. The :math:`K` large terms :math:`b` (the :math:`h` and
     :math:`-r_h^2`) are added by TwoSum, whose errors :math:`q` are exact (Ogita, Rump & Oishi, *Accurate sum and dot
     product*, SIAM J. Sci. Comput. 26, 2005, Algorithm 4.4), giving :math:`p` with :math:`p + \sum q = \sum b`; the
-    :math:`q` and the :math:`M` small terms :math:`c` (each within :math:`2^{-25}` of its large one) are summed in
-    plain float64 into :math:`\sigma`, and the result is :math:`\mathrm{fl}(p + \sigma)`. With
-    :math:`|q| \le u(1+\gamma_K)\sum|b|`, the sum of the :math:`K + M` numbers errs by at most
-    :math:`\gamma_{K+M}(Ku(1+\gamma_K) + 2^{-25})\sum|b|` (Higham, 2002, Section 4.2), and the last addition by
-    :math:`u|E|` more: a result beyond twice that bound has the sign of :math:`E`, and where nothing rounded (no
+    :math:`q` and the :math:`M` small terms :math:`c` (the two of an entry together at most
+    :math:`(2^{-25} + 2^{-52})` times its large one; :math:`-r^2`'s small part rounded once, which the count
+    :math:`K + M` covers) are summed in plain float64 into :math:`\sigma`, and the result is
+    :math:`\mathrm{fl}(p + \sigma)`. With :math:`|q| \le u(1+\gamma_K)\sum|b|`, the sum of the :math:`K + M` numbers
+    errs by at most :math:`\gamma_{K+M}(Ku(1+\gamma_K) + 2^{-25} + 2^{-52})\sum|b|` (Higham, 2002, Section 4.2), and
+    the last addition by :math:`u|E|` more: a result beyond twice that bound has the sign of :math:`E` (the factor two
+    also covers the rounding of the bound and of the computed :math:`\sum|b|`), and where nothing rounded (no
     :math:`q`, no small term: a row exactly on the sphere, such as a one-hot row) the result *is* :math:`E`. Rows it
     leaves undecided (a norm within a relative :math:`10^{-21}` or so of the radius, or entries so small that a square
     could underflow) are decided with Python's exact fractions. Returns an int array of -1, 0, 1."""
@@ -256,7 +258,8 @@ def _exact_excess_sign(rows, radius):
         sigma += small[0].sum(axis=1) + small[1].sum(axis=1) + r_small
         result = p + sigma  # exact where nothing rounded (sigma is 0 there)
         k, m = big.shape[1] + 1, 2 * big.shape[1] + 2
-        bound = 2.0 * _gamma(k + m) * (k * _U * (1.0 + _gamma(k)) + 2.0 ** -25) * (big.sum(axis=1) + r_hi * r_hi)
+        bound = 2.0 * _gamma(k + m) * (k * _U * (1.0 + _gamma(k)) + 2.0 ** -25 + 2.0 ** -52) * (big.sum(axis=1)
+                                                                                               + r_hi * r_hi)
         decided = (np.abs(result) > bound) | ~rounded
         sign[fast[decided]] = np.sign(result[decided]).astype(int)
         by_fractions[fast[~decided]] = True
@@ -331,9 +334,11 @@ def project_onto_ball(X, radius: float = 1.0):
     r"""Rows of ``X`` (float64) projected onto the ball of ``radius``: :math:`x \min(1, r/\lVert x\rVert)`.
 
     Guaranteed exactly: every row of the result has Euclidean norm at most ``radius`` for its float64 entries as real
-    numbers (:func:`rows_outside_ball`), and ``numpy.linalg.norm(row) <= radius`` as well (the result is in row-major
-    order, the order that guarantee is checked in). The radial step computes each norm on the row scaled by a power of
-    two (exact), so that rows of very large or very small entries neither overflow nor underflow. A row that rounding
+    numbers (:func:`rows_outside_ball`), and ``numpy.linalg.norm(result, axis=1) <= radius`` as well (the result is in
+    row-major order, the order that guarantee is checked in; a norm computed otherwise, e.g. of one row with ``dot``,
+    may sum in another order and exceed it by an ulp). The radial step computes each norm on the row scaled by a power
+    of two (exact), so that rows of very large or very small entries neither overflow nor underflow (a row whose
+    entries span more than float64's range of exponents loses its smallest ones to underflow). A row that rounding
     leaves outside after it is shrunk by a few units of roundoff at a time (factors :math:`1 - 2^{k}u`,
     :math:`k = 2, 3, \dots`) until it is inside; multiplying by a factor below 1 never lengthens an entry. Each row's
     image depends on that row alone. Returns a new array; refuses a radius that is not a finite number in
@@ -350,8 +355,8 @@ def project_onto_ball(X, radius: float = 1.0):
     scaled = np.ldexp(X, -exponent[:, None])  # exact: entries below 1, norms at most sqrt(d)
     norms = np.linalg.norm(scaled, axis=1)
     outside = norms > np.ldexp(radius, -exponent)  # ||x|| > r, as the unscaled norm would say where it is finite
-    # x r/||x|| as the scaled row times r/||x 2**-e||: the same numbers as the unscaled product where nothing under- or
-    # overflows, and right where something would
+    # x r/||x|| as the scaled row times r/||x 2**-e||: the same numbers as the unscaled product where no entry under- or
+    # overflows either way, and right where the unscaled one would overflow
     X[outside] = scaled[outside] * (radius / norms[outside])[:, None]
 
     def outside_either_way(rows):  # exactly, or as numpy computes the norm (what a user checks)

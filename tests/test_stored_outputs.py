@@ -90,3 +90,29 @@ def test_no_stored_output_prints_a_bare_pandas_styler(chapter):
     bare = [index for index, text in _texts(notebook) if "pandas.io.formats.style.Styler at 0x" in text]
     assert not bare, (f"{chapter.name}: cells {bare} print a bare Styler; display it through "
                       "dplr.replication.tables.styled")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
+def test_every_stored_table_has_the_form_the_pdf_typesets(chapter):
+    # A displayed table's text/plain has a fixed-width header rule ("----  ----"); the PDF would print that text unless
+    # the output also holds the MyST table (text/markdown) that dplr.replication.tables gives every table.
+    notebook = json.loads(chapter.read_text(encoding="utf-8"))
+    missing = []
+    for index, cell in enumerate(notebook["cells"]):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            plain = "".join(data.get("text/plain", ""))
+            if re.search(r"^-+(  -+)+$", plain, re.M) and ":::{table}" not in "".join(data.get("text/markdown", "")):
+                missing.append(index)
+    assert not missing, (f"{chapter.name}: cells {missing} display a fixed-width table without its MyST form: display "
+                         f"a dplr.replication.tables.ResultTable, or a pandas Styler through tables.styled")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
+def test_no_stored_output_is_an_error(chapter):
+    # A cell that raises stops the chapter, but an exception in a display method (a _repr_markdown_, say) becomes an
+    # "error" output beside the forms that worked, and nbval would compare it with itself on the next run.
+    notebook = json.loads(chapter.read_text(encoding="utf-8"))
+    errors = [(index, output.get("ename")) for index, cell in enumerate(notebook["cells"])
+              for output in cell.get("outputs", []) if output.get("output_type") == "error"]
+    assert not errors, f"{chapter.name}: error outputs stored (cell index, exception): {errors}"

@@ -115,26 +115,43 @@ def test_result_table_markdown_is_a_myst_table_the_pdf_typesets():
 
     rows = [{"data": "a<b|$x$_*", "ours": 0.12345, "verdict": "NOT reproduced"},
             {"data": "c", "ours": 1.0, "verdict": "reproduced"}]
-    table = result_table(rows, formats={"ours": ".3f"}, name="t1", verdicts=["verdict"], caption="Figure 1: [95%]")
-    lines = table._repr_markdown_().splitlines()
-    # the caption and class longtable (a long table breaks across pages), every ASCII punctuation escaped (MyST would
-    # read $x$ as math, | as a cell border, _ and * as emphasis), numbers right-aligned, a failed verdict in bold
-    assert lines[:3] == ["```{table} Figure 1\\: \\[95\\%\\]", ":class: longtable", ""]
-    assert lines[3:] == ["| data | ours | verdict |", "|:---|---:|:---|",
-                         "| a\\<b\\|\\$x\\$\\_\\* | 0\\.123 | **NOT reproduced** |", "| c | 1\\.000 | reproduced |", "```"]
-    assert result_table(rows, name="t2")._repr_markdown_().startswith("```{table}\n:class: longtable\n\n| data |")
+    table = result_table(rows, formats={"ours": ".3f"}, name="t1", verdicts=["verdict"], caption="Figure `1`: [95%]")
+    # LaTeX's column types (numbers right-aligned), then the table: a colon fence (a caption may hold backticks), the
+    # caption and class longtable (a long table breaks across pages), every ASCII punctuation escaped (MyST would
+    # read $x$ as math, | as a cell border, _ and * as emphasis), a failed verdict in bold
+    assert table._repr_markdown_().splitlines() == [
+        ":::{tabularcolumns} lrl", ":::", "", ":::{table} Figure \\`1\\`\\: \\[95\\%\\]", ":class: longtable", "",
+        "| data | ours | verdict |", "|:---|---:|:---|", "| a\\<b\\|\\$x\\$\\_\\* | 0\\.123 | **NOT reproduced** |",
+        "| c | 1\\.000 | reproduced |", ":::"]
+    assert "\n:::{table}\n:class: longtable\n\n| data |" in result_table(rows, name="t2")._repr_markdown_()
+
+
+def test_a_table_without_rows_gets_one_for_latex():
+    from dplr.replication.tables import ResultTable
+
+    markdown = ResultTable(["a", "b"], [], name="e", numeric=["b"])._repr_markdown_()
+    assert "| a | b |\n|:---|---:|\n| \\(none\\) |  |\n:::" in markdown  # LaTeX's longtable needs a body
 
 
 def test_a_wide_table_gets_column_widths_so_that_its_cells_wrap_in_the_pdf():
-    from dplr.replication.tables import PDF_COLUMN_CHARACTERS, PDF_TABLE_CHARACTERS, result_table
+    from dplr.replication.tables import PDF_COLUMN_CHARACTERS, PDF_SMALL_CHARACTERS, PDF_TABLE_CHARACTERS, result_table
 
     narrow = result_table([{"a": "x" * 10, "b": 1.0}], name="n")._repr_markdown_()
-    assert ":widths:" not in narrow
-    row = {"name": "y" * 30, "text": "word " * 30, "long": "z" * 40, "value": 1.5, "more": "w " * 20}
+    assert ":widths:" not in narrow and "footnotesize" not in narrow and narrow.startswith(":::{tabularcolumns} lr\n")
+    row = {"name": "KDDCup99", "text": "word " * 30, "value": 1.5, "more": "w " * 20}
     assert sum(len(str(v)) for v in row.values()) > PDF_TABLE_CHARACTERS
     wide = result_table([row], name="w")._repr_markdown_()
-    # each column its text's width, at most PDF_COLUMN_CHARACTERS unless a word is longer (it cannot wrap)
-    assert f":widths: 33 {PDF_COLUMN_CHARACTERS + 3} 43 8 {PDF_COLUMN_CHARACTERS + 3}\n" in wide  # +3: padding
+    # each column at least its longest word; the rest of the line shared among the columns that wrap, in proportion to
+    # how much longer their text is (at most PDF_COLUMN_CHARACTERS); three more each for the padding
+    least, most = [8, 4, 5, 4], [8, PDF_COLUMN_CHARACTERS, 5, PDF_COLUMN_CHARACTERS]
+    room = PDF_SMALL_CHARACTERS - sum(least) - 3 * 4
+    share = min(1.0, room / (sum(most) - sum(least)))
+    widths = [3 + l + round((m - l) * share) for l, m in zip(least, most)]
+    assert f":widths: {' '.join(map(str, widths))}\n" in wide
+    columns = " ".join(rf">{{\{'raggedleft' if j == 2 else 'raggedright'}\arraybackslash}}\X{{{w}}}{{{sum(widths)}}}"
+                       for j, w in enumerate(widths))
+    assert wide.startswith(f":::{{tabularcolumns}} {columns}\n:::\n\n:::{{raw}} latex\n\\begingroup\\footnotesize\n:::")
+    assert wide.endswith(":::\n\n:::{raw} latex\n\\endgroup\n:::")
 
 
 def test_styled_table_markdown_has_the_formatted_cells():
@@ -144,6 +161,16 @@ def test_styled_table_markdown_has_the_formatted_cells():
 
     frame = pd.DataFrame({"a": [1.234, 2.0], "b": ["x", "y_z"]}, index=["r1", "r2"])
     table = styled(frame.style.format({"a": "{:.2f}"}).set_caption("cap").set_uuid("u"))
-    assert table._repr_markdown_().splitlines() == ["```{table} cap", ":class: longtable", "", "|  | a | b |",
-                                                    "|:---|---:|---:|", "| r1 | 1\\.23 | x |", "| r2 | 2\\.00 | y\\_z |",
-                                                    "```"]
+    assert table._repr_markdown_().splitlines() == [":::{tabularcolumns} lrr", ":::", "", ":::{table} cap",
+                                                    ":class: longtable", "", "|  | a | b |", "|:---|---:|---:|",
+                                                    "| r1 | 1\\.23 | x |", "| r2 | 2\\.00 | y\\_z |", ":::"]
+
+
+def test_a_table_of_unbreakable_words_wider_than_the_page_gets_each_column_its_longest_word():
+    # nothing can wrap and the words alone exceed the line: every column gets its longest word (a review of the chapters
+    # found this shape raising ZeroDivisionError, which IPython turned into a silent error output)
+    from dplr.replication.tables import result_table
+
+    row = {f"c{j}": "x" * 14 for j in range(10)}
+    markdown = result_table([row], name="u")._repr_markdown_()
+    assert ":widths: " + " ".join(["17"] * 10) + "\n" in markdown

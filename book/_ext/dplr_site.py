@@ -272,11 +272,12 @@ def render_exec_stats(app: Sphinx, doctree, docname: str) -> None:
 # 4. Where the stored outputs come from
 # --------------------------------------------------------------------------------------------------
 def _git(root: Path, *args: str) -> str | None:
+    """git's output, trailing newlines removed (not leading spaces: ``status --porcelain`` lines begin with one)."""
     try:
         result = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return None
-    return result.stdout.strip() if result.returncode == 0 else None
+    return result.stdout.rstrip("\n") if result.returncode == 0 else None
 
 
 def last_commit(root: Path, paths: list[Path]) -> dict | None:

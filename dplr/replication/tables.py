@@ -4,10 +4,10 @@ A chapter displays a :class:`ResultTable` (built by :func:`result_table`), or a 
 through :func:`styled` (:class:`StyledTable`: the Styler's HTML, and its cells as a Markdown table and as text).
 Jupyter stores three forms of each, and ``pytest --nbval`` compares all three exactly: ``text/html``, a pandas
 Styler with a fixed uuid whose cells are strings already rounded here (so the HTML is a deterministic function of
-the rounded values), which the site shows; ``text/markdown``, the same cells as a MyST table (a ``{table}``
-directive with the caption around a pipe table, every ASCII punctuation character of a cell escaped), which the
-PDF's LaTeX builder prefers to text (myst-nb's priority for LaTeX; the book renders Markdown outputs as MyST,
-``nb_render_markdown_format``), so the PDF typesets a real table that wraps its cells to the page; and
+the rounded values), which the site shows; ``text/markdown``, the same cells as a MyST table (``_markdown_table``: a
+pipe table in a ``{table}`` directive with the caption, LaTeX's column types before it, every ASCII punctuation
+character of a cell escaped), which the PDF's LaTeX builder prefers to text (myst-nb's priority for LaTeX; the book
+renders Markdown outputs as MyST, ``nb_render_markdown_format``), so the PDF typesets a real table within the page; and
 ``text/plain``, the table as fixed-width text (:func:`format_table`), for a terminal. Numbers are right-aligned; a
 verdict that fails ("NOT reproduced", "FAILS", "[¬Re]") is set in bold, on the site in the theme's danger colour,
 which pydata-sphinx-theme defines for its light and its dark mode.
@@ -27,7 +27,7 @@ import re
 import textwrap
 
 __all__ = ["format_table", "result_table", "ResultTable", "styled", "StyledTable", "FAILED_VERDICTS", "verdict",
-           "PDF_TABLE_CHARACTERS", "PDF_COLUMN_CHARACTERS",
+           "PDF_TABLE_CHARACTERS", "PDF_COLUMN_CHARACTERS", "PDF_SMALL_CHARACTERS",
            "figure1_tables", "thesis_verdict_table", "thesis_ranking_table", "THESIS_SWITCHES", "WIDTH", "wrap",
            "real_comparison_table", "CONTENDER_NAMES", "modern_error_table", "modern_comparison_table"]
 
@@ -85,22 +85,32 @@ def _markdown_text(text):
 
 
 #: The widest table (characters of its widest cells, two more per column) the PDF's text width takes in natural
-#: columns (a table of 95 characters in nine columns fits); a wider one gets relative column widths, and its cells wrap.
-PDF_TABLE_CHARACTERS = 115
+#: columns (tables of 92 characters in nine columns overflowed it); a wider one gets relative column widths, and its
+#: cells wrap.
+PDF_TABLE_CHARACTERS = 80
 #: The widest column (characters) of a table that wraps: longer cells break into lines.
 PDF_COLUMN_CHARACTERS = 24
+#: About how many characters (average ones, with three of padding per column) a line of a wide table holds in the
+#: PDF, whose wide tables are set in ``footnotesize``.
+PDF_SMALL_CHARACTERS = 100
 
 
 def _markdown_table(headers, cells, right=(), bold=lambda i, j: False, caption=None) -> str:
-    """A MyST table: a pipe table (columns ``right`` right-aligned, cell ``(i, j)`` bold where ``bold`` says so) in a
-    ``{table}`` directive with the ``caption`` and class ``longtable`` (the PDF breaks a long table across pages
-    instead of moving it whole); a table wider than :data:`PDF_TABLE_CHARACTERS` gets column widths in proportion to
-    its columns' cells (at most :data:`PDF_COLUMN_CHARACTERS` each, unless a word is longer; headers wrap at every
-    space; plus three for the padding), so that its cells wrap within the page. Line breaks in a cell become spaces."""
+    """A MyST table for the PDF: a pipe table (cell ``(i, j)`` bold where ``bold`` says so) in a ``{table}`` directive
+    (a colon fence: a caption may hold any character) with the ``caption`` and class ``longtable`` (the PDF breaks a
+    long table across pages instead of moving it whole), after a ``{tabularcolumns}`` directive that gives LaTeX its
+    column types: ``l`` and ``r`` (the columns ``right``) when the table fits the page, else -- wider than
+    :data:`PDF_TABLE_CHARACTERS` -- fractions of the line width, ragged, in LaTeX's ``footnotesize`` (a ``{raw}
+    latex`` block on each side; the site ignores it): each column its longest word, and what else a line holds
+    (:data:`PDF_SMALL_CHARACTERS`) shared among the columns whose text is longer, up to
+    :data:`PDF_COLUMN_CHARACTERS` each, so that the cells wrap at their spaces within the page. Line breaks in a
+    cell become spaces; a table without rows gets one saying "(none)" (LaTeX's table needs a body)."""
     def cell(text):
         return _markdown_text(" ".join(str(text).split()))
 
     right = set(right)
+    if not cells:
+        cells, bold = [["(none)"] + [""] * (len(headers) - 1)], (lambda i, j: False)
     lines = ["| " + " | ".join(cell(h) for h in headers) + " |",
              "|" + "|".join("---:" if j in right else ":---" for j in range(len(headers))) + "|"]
     for i, row in enumerate(cells):
@@ -110,15 +120,26 @@ def _markdown_table(headers, cells, right=(), bold=lambda i, j: False, caption=N
     natural = [max(len(row[j]) for row in text) for j in range(len(headers))]
     options = ":class: longtable\n"
     if sum(natural) + 2 * len(natural) > PDF_TABLE_CHARACTERS:
-        def needs(text):  # a cell wraps at its spaces, not within a word; up to PDF_COLUMN_CHARACTERS on a line
-            return max([len(word) for word in text.split()] + [min(len(text), PDF_COLUMN_CHARACTERS)])
-
-        # a header wraps at every space; three more per column for its padding, which LaTeX adds whatever the width
-        widths = [3 + max([3] + [len(word) for word in text[0][j].split()] + [needs(row[j]) for row in text[1:]])
-                  for j in range(len(headers))]
+        # each column at least its longest word (a header wraps at its spaces, a cell too, within at most
+        # PDF_COLUMN_CHARACTERS); what the page holds beyond that goes to the columns that can wrap, in proportion
+        # to how much longer their text is; three more per column for the padding LaTeX adds whatever the width
+        least = [max([3] + [len(word) for row in text for word in row[j].split()]) for j in range(len(headers))]
+        most = [max([least[j]] + [min(len(row[j]), PDF_COLUMN_CHARACTERS) for row in text[1:]])
+                for j in range(len(headers))]
+        room = PDF_SMALL_CHARACTERS - sum(least) - 3 * len(headers)
+        extra = sum(m - l for m, l in zip(most, least))
+        share = 1.0 if extra <= max(room, 0) else max(room, 0) / extra  # no room left: every column its longest word
+        widths = [3 + l + int(round((m - l) * share)) for l, m in zip(least, most)]
         options += ":widths: " + " ".join(map(str, widths)) + "\n"
+        columns = " ".join(rf">{{\{'raggedleft' if j in right else 'raggedright'}\arraybackslash}}\X{{{w}}}{{{sum(widths)}}}"
+                           for j, w in enumerate(widths))
+        small = (":::{raw} latex\n\\begingroup\\footnotesize\n:::\n\n", "\n\n:::{raw} latex\n\\endgroup\n:::")
+    else:
+        columns = "".join("r" if j in right else "l" for j in range(len(headers)))
+        small = ("", "")
     table = "\n".join(lines)
-    return f"```{{table}}{' ' + cell(caption) if caption else ''}\n{options}\n{table}\n```"
+    return (f":::{{tabularcolumns}} {columns}\n:::\n\n{small[0]}"
+            f":::{{table}}{' ' + cell(caption) if caption else ''}\n{options}\n{table}\n:::{small[1]}")
 
 
 def _breakable(text):

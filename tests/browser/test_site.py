@@ -160,6 +160,13 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+class _SiteServer(ThreadingHTTPServer):
+    # The standard library listens with a backlog of 5 connections. Chromium opens up to six at once per host,
+    # and on a loaded two-core machine (CI) the accepting thread can fall behind: a refused SYN is retried
+    # after 1, 2, 4, 8 s..., which once left a request of a large page running past the bound below.
+    request_queue_size = 128
+
+
 @dataclass
 class PageReport:
     path: str
@@ -290,7 +297,7 @@ def site():
         pytest.fail(f"no built site in {SITE}: run `make book` first")
     if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
         pytest.fail(f"{CHROMIUM} not found: install Debian's chromium (`apt-get install chromium`; .ci/run does)")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(SITE)))
+    server = _SiteServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(SITE)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -337,6 +344,11 @@ def crawl(site):
                     and current[-1].failed_requests.append(f"{req.url}: {req.failure}"))
             page.on("response", lambda resp: current and resp.status >= 400
                     and current[-1].failed_requests.append(f"{resp.url}: HTTP {resp.status}"))
+            # Requests in flight, to name them when a page does not settle.
+            in_flight: dict = {}  # playwright Request -> its URL
+            page.on("request", lambda req: in_flight.__setitem__(req, req.url))
+            page.on("requestfinished", lambda req: in_flight.pop(req, None))
+            page.on("requestfailed", lambda req: in_flight.pop(req, None))
 
             for rel in site_pages():
                 report = PageReport(rel)
@@ -348,7 +360,9 @@ def crawl(site):
                 try:
                     page.wait_for_load_state("networkidle")
                 except PlaywrightTimeoutError:
-                    report.dom["errors"].append(f"requests still running {PAGE_TIMEOUT_MS} ms after the page loaded")
+                    pending = sorted(set(in_flight.values()))
+                    report.dom["errors"].append(f"requests still running {PAGE_TIMEOUT_MS} ms after the page "
+                                                f"loaded: {', '.join(pending) or '(none seen by the page)'}")
                 reports[rel] = report
 
             # The redirect at the site's root leads to the landing page.

@@ -139,17 +139,20 @@ def test_the_site_serves_this_pdf():
     assert SITE_COPY.read_bytes() == PDF.read_bytes(), "the site's dplr-book.pdf is not the latest build (make pdf)"
 
 
-def test_results_tables_are_typeset_as_tables():
+def test_results_tables_are_typeset_as_tables_within_the_page():
     """Every table a chapter displays (dplr.replication.tables: a MyST table in text/markdown, which the LaTeX builder
-    prefers to text) is a LaTeX longtable in the PDF, not fixed-width text in a code block."""
+    prefers to text) is a LaTeX longtable in the PDF, not fixed-width text in a code block, and none is wider than the
+    page (LaTeX's log reports an overfull line in an alignment)."""
     stored = 0
     for chapter in sorted((ROOT / "book").glob("*.ipynb")):
         for cell in json.loads(chapter.read_text())["cells"]:
             for output in cell.get("outputs", []):
-                markdown = "".join(output.get("data", {}).get("text/markdown", ""))
-                stored += markdown.startswith("```{table}")
+                stored += "\n:::{table}" in "".join(output.get("data", {}).get("text/markdown", ""))
     assert stored >= 40, f"only {stored} tables stored as Markdown: were the chapters executed with this dplr?"
     tex = (LATEX / "dplr-book.tex").read_text()
     assert tex.count("\\begin{longtable}") >= stored, "fewer tables in the PDF than the chapters display"
-    # a table printed as text would show its fixed-width header rule (two runs of dashes) in the PDF
-    assert not re.search(r"-{3,} {2}-{3,}", pdf_text()), "a table printed as fixed-width text in the PDF"
+    # a table printed as text shows its fixed-width header rule in the PDF (pdftotext joins runs of spaces into one)
+    assert not re.search(r"-{3,} -{3,}", pdf_text()), "a table printed as fixed-width text in the PDF"
+    log = (LATEX / "dplr-book.log").read_text(errors="replace")
+    wide = [float(points) for points in re.findall(r"Overfull \\hbox \(([\d.]+)pt too wide\) in alignment", log)]
+    assert not [w for w in wide if w > 1.0], f"tables wider than the page by {sorted(wide)[-5:]} pt (dplr-book.log)"
