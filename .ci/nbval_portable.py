@@ -1,6 +1,7 @@
 """Re-run nbval over every chapter under numeric configurations other than this machine's default.
 
-Usage: .venv/bin/python .ci/nbval_portable.py [chapter.ipynb ...]      (or `make nbval-portable`)
+Usage: .venv/bin/python .ci/nbval_portable.py [--default] [chapter.ipynb ...]
+       (`make nbval-portable`; with --default, `make nbval-all`: the default configuration too, at the same time)
 
 A reader's CPU, BLAS and core count must not change a stored output. We cannot run the chapters on every
 machine, so this script stands in for other machines by changing, on this one, what decides how floating-point
@@ -27,6 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 ALL_DISPATCH = "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"  # numpy 2.4's dispatch targets above its x86-64-v2 baseline
 CONFIGURATIONS = {
+    # this machine's default (what `make nbval` runs), with --default: all three at once keep both cores busy
+    "default": {},
     # SSE only: numpy at its x86-64-v2 baseline, OpenBLAS's Sandy Bridge (AVX, no FMA) kernels, one thread each
     "sse-sandybridge-1thread": {"NPY_DISABLE_CPU_FEATURES": ALL_DISPATCH, "OPENBLAS_CORETYPE": "Sandybridge",
                                 "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
@@ -37,7 +40,10 @@ CONFIGURATIONS = {
 X86_ONLY = ("NPY_DISABLE_CPU_FEATURES", "OPENBLAS_CORETYPE")
 
 
-def main(chapters):
+def main(arguments):
+    with_default = "--default" in arguments
+    chapters = [a for a in arguments if a != "--default"]
+    configurations = {k: v for k, v in CONFIGURATIONS.items() if with_default or k != "default"}
     chapters = chapters or sorted(str(p.relative_to(ROOT)) for p in (ROOT / "book").glob("*.ipynb"))
     x86 = platform.machine().lower() in ("x86_64", "amd64")
     if not x86:
@@ -46,7 +52,7 @@ def main(chapters):
     logs = ROOT / "_build" / "nbval-portable"
     logs.mkdir(parents=True, exist_ok=True)
     runs = {}
-    for name, settings in CONFIGURATIONS.items():
+    for name, settings in configurations.items():
         env = dict(os.environ)
         env.update({k: v for k, v in settings.items() if x86 or k not in X86_ONLY})
         command = [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "--nbval-sanitize-with",
