@@ -14,6 +14,7 @@ checks and the projection that use it.)
 """
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from fractions import Fraction
@@ -284,14 +285,27 @@ def rows_outside_ball(X, radius: float = 1.0):
     Stability of Numerical Algorithms*, 2002, Section 4.2); rows with :math:`s \le r^2(1 - 2\gamma_{d+2})` are
     inside, and the others are decided exactly (``_exact_excess_sign``: error-free products, a double-double sum with
     a proven error bound, and exact fractions where that bound leaves the sign open), :data:`CHUNK_ROWS` rows at a
-    time. Returns a boolean array, one entry per row. ``X`` must be finite (as :func:`check_rows_in_ball` ensures).
+    time (rows and radius scaled by a power of two, exactly, when the radius is below :math:`2^{-400}`). Returns a
+    boolean array, one entry per row; a NaN or infinite entry raises ``ValueError``.
     """
     radius = check_positive_finite(radius, "radius")
     X = np.asarray(X, dtype=np.float64)
     outside = np.zeros(X.shape[0], dtype=bool)
     if X.size == 0:
         return outside
-    if not _TINY <= radius <= 1.0 / _TINY:  # r**2 could under- or overflow: screen by the largest entry instead
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X holds NaN or infinite values: a row's norm is not defined. Fix: remove or impute them.")
+    if radius < _TINY:
+        # Scaled by a power of two: below 2**-400 the screen's r / sqrt(d) could round by more than its slack (a
+        # subnormal result keeps few bits). A row with an entry above r is outside (||x|| >= max |x_j|); the others
+        # have entries at most r, which the scaling (r into [1/2, 1)) moves exactly and without overflow.
+        largest = np.max(np.abs(X), axis=1)
+        outside = largest > radius
+        keep = np.flatnonzero(~outside)
+        shift = -math.frexp(radius)[1]
+        outside[keep] = rows_outside_ball(np.ldexp(X[keep], shift), math.ldexp(radius, shift))
+        return outside
+    if radius > 1.0 / _TINY:  # r**2 could overflow: screen by the largest entry (r / sqrt(d) is a normal number)
         largest = np.max(np.abs(X), axis=1)  # ||x|| <= sqrt(d) max|x_j|, and ||x|| >= max|x_j|
         outside = largest > radius
         near = ~outside & ~(largest <= radius / np.sqrt(X.shape[1]) * (1.0 - 2.0 ** -40))

@@ -94,15 +94,17 @@ def test_no_stored_output_prints_a_bare_pandas_styler(chapter):
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
 def test_every_stored_table_has_the_form_the_pdf_typesets(chapter):
-    # A displayed table's text/plain has a fixed-width header rule ("----  ----"); the PDF would print that text unless
-    # the output also holds the MyST table (text/markdown) that dplr.replication.tables gives every table.
+    # A displayed table's text/plain has a fixed-width header rule ("----  ----"), or its HTML a <table>; the PDF would
+    # print the text unless the output also holds the MyST table (text/markdown) that dplr.replication.tables gives
+    # every table. A printed (stream) table has no MyST form: print tables through display, not print.
     notebook = json.loads(chapter.read_text(encoding="utf-8"))
     missing = []
     for index, cell in enumerate(notebook["cells"]):
         for output in cell.get("outputs", []):
             data = output.get("data", {})
-            plain = "".join(data.get("text/plain", ""))
-            if re.search(r"^-+(  -+)+$", plain, re.M) and ":::{table}" not in "".join(data.get("text/markdown", "")):
+            plain = "".join(data.get("text/plain", "")) + "".join(output.get("text", ""))  # printed tables too
+            table = re.search(r"^-+(  -+)+$", plain, re.M) or "<table" in "".join(data.get("text/html", ""))
+            if table and ":::{table}" not in "".join(data.get("text/markdown", "")):
                 missing.append(index)
     assert not missing, (f"{chapter.name}: cells {missing} display a fixed-width table without its MyST form: display "
                          f"a dplr.replication.tables.ResultTable, or a pandas Styler through tables.styled")

@@ -221,6 +221,21 @@ def test_rows_outside_ball_is_exact(d):
         np.testing.assert_array_equal(rows_outside_ball(X * radius, radius), _outside_exactly(X * radius, radius))
 
 
+def test_rows_outside_ball_at_subnormal_radii():
+    # Below 2**-1022 a radius keeps few bits, and r / sqrt(d) can round up by half a subnormal step: a screen on it once
+    # accepted this row, of true norm 2 sqrt(3) s > 3 s.
+    s = 2.0 ** -1074
+    assert list(rows_outside_ball(np.full((1, 3), 2 * s), 3 * s)) == [True]
+    with pytest.raises(ValueError):
+        check_rows_in_ball(np.full((1, 3), 2 * s), 3 * s)
+    rng = np.random.default_rng(11)
+    for exponent in (-1074, -1070, -1050, -1022, -700, -401):
+        radius = float(np.ldexp(rng.uniform(0.5, 1.0), exponent + 1)) if exponent > -1074 else 5 * s
+        X = _rows_on_the_sphere(200, 3, seed=-exponent) * radius * rng.choice([1.0, 0.5, 1.0 + 1e-15], size=(200, 1))
+        X[:5] = rng.integers(0, 4, size=(5, 3)) * s  # a few rows of whole subnormal steps
+        np.testing.assert_array_equal(rows_outside_ball(X, radius), _outside_exactly(X, radius))
+
+
 def test_rows_outside_ball_with_entries_whose_squares_underflow_or_whose_split_overflows():
     X = np.array([[1.0, 2.0 ** -600], [0.6, 0.8], [1e-300, 0.0], [0.6, 0.8000000000000002], [2.0 ** 500, 0.0],
                   [1.0, 0.0], [np.nextafter(1.0, 2.0), 0.0]])
@@ -323,6 +338,8 @@ def test_the_ball_helpers_refuse_rows_that_are_not_finite(bad):
         check_rows_in_ball(X)  # NaN > radius is False: without this check the row passed
     with pytest.raises(ValueError, match="NaN or infinite"):
         project_onto_ball(X)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        rows_outside_ball(X)
 
 
 def test_public_bounds_accept_values_on_the_documented_bound():

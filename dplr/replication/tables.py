@@ -27,7 +27,7 @@ import re
 import textwrap
 
 __all__ = ["format_table", "result_table", "ResultTable", "styled", "StyledTable", "FAILED_VERDICTS", "verdict",
-           "PDF_TABLE_CHARACTERS", "PDF_COLUMN_CHARACTERS", "PDF_SMALL_CHARACTERS",
+           "PDF_TABLE_CHARACTERS", "PDF_COLUMN_CHARACTERS", "PDF_WIDE_SIZES",
            "figure1_tables", "thesis_verdict_table", "thesis_ranking_table", "THESIS_SWITCHES", "WIDTH", "wrap",
            "real_comparison_table", "CONTENDER_NAMES", "modern_error_table", "modern_comparison_table"]
 
@@ -90,9 +90,10 @@ def _markdown_text(text):
 PDF_TABLE_CHARACTERS = 80
 #: The widest column (characters) of a table that wraps: longer cells break into lines.
 PDF_COLUMN_CHARACTERS = 24
-#: About how many characters (average ones, with three of padding per column) a line of a wide table holds in the
-#: PDF, whose wide tables are set in ``footnotesize``.
-PDF_SMALL_CHARACTERS = 100
+#: The sizes of a wide table in the PDF, the first whose columns' longest words fit: LaTeX's size, its column
+#: padding (``\tabcolsep``, each side), about how many characters (average ones, padding included) a line holds at
+#: that size, and how many of them a column's padding takes.
+PDF_WIDE_SIZES = (("footnotesize", "6pt", 100, 3), ("scriptsize", "3pt", 114, 2))
 
 
 def _markdown_table(headers, cells, right=(), bold=lambda i, j: False, caption=None) -> str:
@@ -100,10 +101,10 @@ def _markdown_table(headers, cells, right=(), bold=lambda i, j: False, caption=N
     (a colon fence: a caption may hold any character) with the ``caption`` and class ``longtable`` (the PDF breaks a
     long table across pages instead of moving it whole), after a ``{tabularcolumns}`` directive that gives LaTeX its
     column types: ``l`` and ``r`` (the columns ``right``) when the table fits the page, else -- wider than
-    :data:`PDF_TABLE_CHARACTERS` -- fractions of the line width, ragged, in LaTeX's ``footnotesize`` (a ``{raw}
-    latex`` block on each side; the site ignores it): each column its longest word, and what else a line holds
-    (:data:`PDF_SMALL_CHARACTERS`) shared among the columns whose text is longer, up to
-    :data:`PDF_COLUMN_CHARACTERS` each, so that the cells wrap at their spaces within the page. Line breaks in a
+    :data:`PDF_TABLE_CHARACTERS` -- fractions of the line width, ragged, in a smaller size (the first of
+    :data:`PDF_WIDE_SIZES` where the columns' longest words fit; a ``{raw} latex`` block on each side, which the site
+    ignores): each column its longest word, and what else a line holds shared among the columns whose text is longer,
+    up to :data:`PDF_COLUMN_CHARACTERS` each, so that the cells wrap at their spaces within the page. Line breaks in a
     cell become spaces; a table without rows gets one saying "(none)" (LaTeX's table needs a body)."""
     def cell(text):
         return _markdown_text(" ".join(str(text).split()))
@@ -121,19 +122,21 @@ def _markdown_table(headers, cells, right=(), bold=lambda i, j: False, caption=N
     options = ":class: longtable\n"
     if sum(natural) + 2 * len(natural) > PDF_TABLE_CHARACTERS:
         # each column at least its longest word (a header wraps at its spaces, a cell too, within at most
-        # PDF_COLUMN_CHARACTERS); what the page holds beyond that goes to the columns that can wrap, in proportion
-        # to how much longer their text is; three more per column for the padding LaTeX adds whatever the width
+        # PDF_COLUMN_CHARACTERS); what the line holds beyond that goes to the columns that can wrap, in proportion
+        # to how much longer their text is; a column's padding is LaTeX's, whatever its width
         least = [max([3] + [len(word) for row in text for word in row[j].split()]) for j in range(len(headers))]
         most = [max([least[j]] + [min(len(row[j]), PDF_COLUMN_CHARACTERS) for row in text[1:]])
                 for j in range(len(headers))]
-        room = PDF_SMALL_CHARACTERS - sum(least) - 3 * len(headers)
+        size, padding, line, pad = next((size for size in PDF_WIDE_SIZES
+                                         if sum(least) + size[3] * len(headers) <= size[2]), PDF_WIDE_SIZES[-1])
+        room = line - sum(least) - pad * len(headers)
         extra = sum(m - l for m, l in zip(most, least))
         share = 1.0 if extra <= max(room, 0) else max(room, 0) / extra  # no room left: every column its longest word
-        widths = [3 + l + int(round((m - l) * share)) for l, m in zip(least, most)]
-        options += ":widths: " + " ".join(map(str, widths)) + "\n"
+        widths = [pad + l + math.floor((m - l) * share) for l, m in zip(least, most)]  # down: within the line
         columns = " ".join(rf">{{\{'raggedleft' if j in right else 'raggedright'}\arraybackslash}}\X{{{w}}}{{{sum(widths)}}}"
                            for j, w in enumerate(widths))
-        small = (":::{raw} latex\n\\begingroup\\footnotesize\n:::\n\n", "\n\n:::{raw} latex\n\\endgroup\n:::")
+        small = (f":::{{raw}} latex\n\\begingroup\\{size}\\setlength{{\\tabcolsep}}{{{padding}}}\n:::\n\n",
+                 "\n\n:::{raw} latex\n\\endgroup\n:::")
     else:
         columns = "".join("r" if j in right else "l" for j in range(len(headers)))
         small = ("", "")

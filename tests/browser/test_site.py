@@ -353,6 +353,7 @@ def crawl(site):
             for rel in site_pages():
                 report = PageReport(rel)
                 current.append(report)
+                in_flight.clear()  # a request left over from the last page is that page's (reported there)
                 page.goto(site + rel, wait_until="load")
                 report.dom = page.evaluate(INSPECT_JS, MATHJAX_TIMEOUT_MS)
                 # Let late requests (fonts, lazy scripts) finish here, so none is cut off, or blamed on
