@@ -51,8 +51,8 @@ nbval: $(STAMP)
 nbval-portable: $(STAMP)
 	$(PY) .ci/nbval_portable.py $(NB)
 
-# make nbval and make nbval-portable in one step, all configurations at once (CI: one process per configuration keeps
-# both cores busy, about 400 s less than the two steps in turn).
+# make nbval and make nbval-portable in one step, all configurations at once (one process per configuration keeps
+# both cores busy): on CI, make unit 262 s + make nbval-all 1,066 s, against make test 722 s + make nbval-portable 718 s.
 nbval-all: $(STAMP)
 	$(PY) .ci/nbval_portable.py --default $(NB)
 
