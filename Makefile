@@ -26,7 +26,7 @@ else ifneq ($(and $(ORIGIN),$(wildcard $(ORIGIN)/../shared/datasets/README.md)),
 export DPLR_DATA_DIR ?= $(abspath $(ORIGIN)/../shared/datasets)
 endif
 
-.PHONY: test book unit nbval nbval-portable nbval-all notebooks site-test pdf test-oldest lab lock-env clean real-record modern-record modern-record-check \
+.PHONY: test book unit nbval nbval-portable nbval-all notebooks site-test pdf test-oldest lab lock-env clean real-record modern-record modern-record-check words \
 	real-record-check
 
 $(STAMP): pyproject.toml $(LOCK)
@@ -88,6 +88,11 @@ site-test: $(STAMP)
 test-oldest:
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found); set PYTHON=/path/to/python3.11"; exit 1; }
 	$(PYTHON) .ci/deps.py test-oldest
+
+# Each chapter's reading conventions measured: words on its main path (prose outside dropdowns and solutions),
+# its In brief, learning objectives and exercises (.ci/reading_path.py; tests/test_reading_path.py holds the book to them).
+words: $(STAMP)
+	$(PY) .ci/reading_path.py $(NB)
 
 # Re-execute chapters in place (all, or NB=book/x.ipynb) and store their outputs.
 notebooks: $(STAMP)

@@ -14,6 +14,7 @@ from matplotlib.patches import Rectangle
 
 __all__ = ["METHOD_COLOURS", "PAPER_CURVE_STYLES", "THESIS_CURVE_STYLES", "set_book_style", "plot_curves",
            "plot_figure2_panel", "plot_thesis_panel", "legend_covered_points", "check_legends", "legend_below",
+           "SITE_COLUMN_PX", "MIN_TEXT_PX", "smallest_text_px", "check_legible",
            "REAL_NAMES", "real_study_figure", "CONTENDER_STYLES", "modern_study_figure"]
 
 _PALETTE = sns.color_palette("colorblind")
@@ -145,6 +146,46 @@ def check_legends(fig):
     covered = legend_covered_points(fig)
     assert not covered, "a legend covers data: " + "; ".join(
         f"{n} point(s) under the legend with {[t.get_text() for t in legend.get_texts()]}" for legend, n in covered)
+    return fig
+
+
+#: Width of the site's content column at a 1280 px window, in CSS pixels: a wider image is scaled down to it
+#: (``tests/browser`` measures the column and fails when it differs from this by more than 5%).
+SITE_COLUMN_PX = 750
+#: The smallest text a figure may show on the site at that width, in CSS pixels.
+MIN_TEXT_PX = 9.0
+
+
+def smallest_text_px(fig, column_px=SITE_COLUMN_PX):
+    """The height in CSS pixels of the smallest visible text of ``fig`` as the site shows it.
+
+    The notebook stores the figure as a PNG of ``width * dpi`` pixels, shown at that size or, when wider than the
+    content column, scaled down to ``column_px``; a font of ``s`` points is ``s * dpi / 72`` image pixels tall. Texts
+    are every visible title, label, tick label, legend entry and annotation with a non-empty string."""
+    fig.canvas.draw()  # tick labels exist once drawn
+    width_px = fig.get_figwidth() * fig.dpi
+    scale = min(1.0, column_px / width_px)
+    sizes = [text.get_fontsize() for text in fig.findobj(lambda a: hasattr(a, "get_text") and hasattr(a, "get_fontsize"))
+             if text.get_visible() and text.get_text().strip() and _inside_figure(text, fig)]
+    return min(sizes) * fig.dpi / 72 * scale if sizes else float("inf")
+
+
+def _inside_figure(text, fig):
+    """Whether ``text`` is drawn (tick labels beyond an axis' limits are kept by matplotlib but not drawn)."""
+    box = text.get_window_extent()
+    figure_box = fig.bbox
+    return box.width > 0 and box.x1 >= figure_box.x0 - 1 and box.x0 <= figure_box.x1 + 1 \
+        and box.y1 >= figure_box.y0 - 1 and box.y0 <= figure_box.y1 + 1
+
+
+def check_legible(fig, column_px=SITE_COLUMN_PX):
+    """Raise ``AssertionError`` if the smallest text of ``fig`` is below :data:`MIN_TEXT_PX` on the site (see
+    :func:`smallest_text_px`): make the figure narrower, use fewer panels, or larger fonts."""
+    px = smallest_text_px(fig, column_px)
+    assert px >= MIN_TEXT_PX, (
+        f"the smallest text of this figure is {px:.1f} px on the site (at least {MIN_TEXT_PX:g}): its "
+        f"{fig.get_figwidth():g} in at {fig.dpi:g} dpi is shown at {min(1, column_px / (fig.get_figwidth() * fig.dpi)):.2f} "
+        "of its size; make it narrower, split its panels, or enlarge its fonts")
     return fig
 
 

@@ -1,0 +1,41 @@
+"""The reading conventions of every chapter (.ci/reading_path.py, `make words`): an "In brief" of at most 150 words
+and short learning objectives, at most 3,000 words on the main path, hidden imports, exercises with collapsed
+solutions (at least one of which runs code), and a closing summary."""
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("reading_path", ROOT / ".ci" / "reading_path.py")
+reading_path = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(reading_path)
+
+
+@pytest.mark.parametrize("name", reading_path.chapters())
+def test_chapter_follows_the_reading_conventions(name):
+    failures = reading_path.measure(name).failures()
+    assert not failures, f"{name}: " + "; ".join(failures)
+
+
+def test_main_path_excludes_collapsed_blocks():
+    cells = [("markdown", "# T\n\nfour words of prose\n\n```{prf:proof}\n:class: dropdown\nhidden words here\n```\n"
+                          ":::{dropdown} Title\nmore hidden\n:::\n```{solution-start} ex-a\n:class: dropdown\n```\n"
+                          "gated hidden"),
+             ("code", "x = 1"),
+             ("markdown", "still hidden\n```{solution-end}\n```\nvisible again $x^2$ here")]
+    main, hidden = reading_path.split_main_path(cells)
+    assert reading_path.prose_words(main) == len("# T four words of prose visible again M here".split())
+    assert "hidden words" in hidden and "more hidden" in hidden and "gated hidden" in hidden
+    assert "still hidden" in hidden
+
+
+def test_a_long_chapter_fails(tmp_path, monkeypatch):
+    chapter = reading_path.Chapter(name="book/theory_x", main_words=3001, all_words=3001, brief_words=151,
+                                   objectives_words=10, exercises=["ex-a"], solutions={"ex-a": False},
+                                   last_section="Exercises")
+    monkeypatch.setattr(reading_path, "chapter_path", lambda name: tmp_path / "x.md")
+    failures = " | ".join(chapter.failures())
+    for part in ("3001 words on the main path", "151 words", "1 exercise(s) (at least 3)", "not collapsed",
+                 "not 'Summary'"):
+        assert part in failures
