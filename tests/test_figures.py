@@ -111,3 +111,38 @@ def test_modern_study_figure_has_every_contender_and_its_legend_outside(figures,
     # each contender's style differs from every other's (colour and line together)
     styles = [(colour, line) for colour, line, _ in figures.CONTENDER_STYLES.values()]
     assert len(set(map(str, styles))) == len(styles)
+
+
+def test_smallest_text_is_measured_as_the_site_shows_it(figures, plt):
+    SITE_COLUMN_PX, check_legible, smallest_text_px = (figures.SITE_COLUMN_PX, figures.check_legible,
+                                                        figures.smallest_text_px)
+    fig, ax = plt.subplots(figsize=(5, 3), dpi=100)  # 500 px: shown at its size
+    ax.set_title("t", fontsize=12)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    assert smallest_text_px(fig) == pytest.approx(12 * 100 / 72)
+    fig.set_size_inches(15, 3)  # 1,500 px: shown at SITE_COLUMN_PX / 1500 of its size
+    assert smallest_text_px(fig) == pytest.approx(12 * 100 / 72 * SITE_COLUMN_PX / 1500)
+    with pytest.raises(AssertionError, match="smallest text"):
+        check_legible(fig)
+
+
+def test_every_figure_of_the_book_checks_its_legibility(figures):
+    """Every code cell that stores a figure calls check_legible, itself or through a figure function of dplr that
+    does (found by reading dplr.replication.figures' source)."""
+    import inspect
+    import json
+    import re
+    from pathlib import Path
+
+    checking = {name for name, f in vars(figures).items() if inspect.isfunction(f) and f.__module__ == figures.__name__
+                and "check_legible(" in inspect.getsource(f) and name != "check_legible"}
+    pattern = re.compile(r"\b(check_legible|" + "|".join(map(re.escape, sorted(checking))) + r")\(") if checking \
+        else re.compile(r"\bcheck_legible\(")
+    unchecked = []
+    for path in sorted(Path(__file__).resolve().parents[1].glob("book/*.ipynb")):
+        for i, cell in enumerate(json.loads(path.read_text())["cells"]):
+            if cell["cell_type"] == "code" and any("image/png" in o.get("data", {}) for o in cell.get("outputs", [])):
+                if not pattern.search("".join(cell["source"])):
+                    unchecked.append(f"{path.name} cell {i}")
+    assert not unchecked, f"figures whose legibility is not checked (call figures.check_legible(fig)): {unchecked}"

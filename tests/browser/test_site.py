@@ -210,7 +210,8 @@ async (timeoutMs) => {
   const skip = 'pre, code, script, style, textarea, mjx-container, .highlight, .math';
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   const raw = [];
-  const rawTex = /\$[^$\s][^$]*\$|\\\(|\\\)|\\\[|\\\]|\\begin\{/;
+  // delimiters, environments, and TeX commands a formula would hold (\frac, \lVert, \varepsilon, \le, ...)
+  const rawTex = /\$[^$\s][^$]*\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|\\end\{|\\(frac|lVert|rVert|varepsilon|epsilon|lambda|Lambda|Delta|delta|mathbb|mathcal|sum|int|le|leq|ge|geq|cdot|infty|sqrt|log|exp|nabla|top|mid|quad|operatorname|text|mathrm|left|right|big|Big)(?![A-Za-z])/;
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     const parent = node.parentElement;
     if (!parent || parent.closest(skip)) continue;
@@ -248,6 +249,8 @@ async (timeoutMs) => {
   out.downloads = Array.from(document.querySelectorAll('a.dplr-ipynb, a.btn-download-source-button'))
                        .map(a => ({href: a.href, cls: a.className, download: a.getAttribute('download')}));
   out.title = document.title;
+  const article = document.querySelector('article.bd-article');
+  out.columnWidth = article ? article.getBoundingClientRect().width : null;
   out.wide = wideElements();
   return out;
 }
@@ -279,6 +282,37 @@ function wideElements() {
 }
 """
 INSPECT_JS = INSPECT_JS.replace("async (timeoutMs) => {", "async (timeoutMs) => {\n" + WIDE_JS, 1)
+
+
+PHONE_WIDTH = 390
+# The page's width at a phone's viewport, and what overflows: the innermost elements whose box reaches past the
+# viewport's right edge and that do not sit inside a box that scrolls (or clips) horizontally.
+PHONE_JS = r"""
+() => {
+  const vw = window.innerWidth;
+  // inside a box that scrolls or clips horizontally and itself ends within the screen
+  const clipped = el => { for (let e = el.parentElement; e && e !== document.body; e = e.parentElement) {
+                            const o = getComputedStyle(e).overflowX;
+                            if ((o === 'auto' || o === 'scroll' || o === 'hidden' || o === 'clip')
+                                && e.getBoundingClientRect().right <= vw + 1) return true; }
+                          return false; };
+  const over = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const r = el.getBoundingClientRect();
+    // its box, or its text overflowing a box that does not scroll (a heading's unbreakable word)
+    const textRight = getComputedStyle(el).overflowX === 'visible' ? r.left + el.scrollWidth : r.right;
+    if (r.width === 0 || Math.max(r.right, textRight) <= vw + 1 || clipped(el)) continue;
+    if (getComputedStyle(el).visibility === 'hidden') continue;
+    over.push(el);
+  }
+  const innermost = over.filter(el => !over.some(other => other !== el && el.contains(other)));
+  return {scrollWidth: document.documentElement.scrollWidth, viewport: vw,
+          overflowing: innermost.slice(0, 5).map(el => ({
+            element: el.tagName.toLowerCase() + (el.className && typeof el.className === 'string'
+                                                 ? '.' + el.className.trim().split(/\s+/).join('.') : ''),
+            right: Math.round(el.getBoundingClientRect().right), text: (el.textContent || '').trim().slice(0, 60)}))};
+}
+"""
 
 
 def site_pages() -> list[str]:
@@ -444,6 +478,24 @@ def crawl(site):
                 dark_page.screenshot(path=str(SHOTS / f"{name}-dark.png"))
             reports["__dark__"] = dark_report
             dark.close()
+
+            # A phone: every page at 390 px (CSS pixels, as an iPhone 14 reports), after MathJax: the page's width
+            # and the innermost elements that reach past the screen's right edge.
+            phone_report = PageReport("__phone__")
+            current.append(phone_report)
+            phone = browser.new_context(viewport={"width": PHONE_WIDTH, "height": 844}, device_scale_factor=1)
+            phone.set_default_timeout(PAGE_TIMEOUT_MS)
+            phone.route("**/*", route)
+            phone_page = phone.new_page()
+            for rel in site_pages():
+                phone_page.goto(site + rel, wait_until="load")
+                phone_page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+                phone_report.dom[rel] = phone_page.evaluate(PHONE_JS)
+            phone_page.goto(site + chapter + ".html", wait_until="load")
+            phone_page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+            phone_page.screenshot(path=str(SHOTS / "chapter-phone.png"))
+            reports["__phone__"] = phone_report
+            phone.close()
         finally:
             browser.close()
     reports["__seconds__"] = PageReport("__seconds__", dom={"seconds": time.monotonic() - started})
@@ -645,3 +697,23 @@ def test_no_output_or_table_is_wider_than_the_column(crawl):
     wide = everything
     assert not wide, f"{sum(map(len, wide.values()))} output areas or tables wider than the content column " \
                      f"(listed in {SHOTS / 'wide-outputs.json'}):\n" + json.dumps(wide, indent=1)
+
+
+def test_no_page_is_wider_than_a_phone(crawl):
+    """At 390 px no page scrolls sideways: wide tables, outputs, code and equations scroll inside their own box."""
+    phone = crawl["__phone__"].dom
+    assert set(phone) == set(site_pages()), "not every page was opened at phone width"
+    wide = {rel: report for rel, report in phone.items() if report["scrollWidth"] > report["viewport"] + 1}
+    assert not wide, "pages wider than a 390 px screen: " + "; ".join(
+        f"{rel} ({r['scrollWidth']} px: {r['overflowing']})" for rel, r in sorted(wide.items())[:30])
+
+
+def test_the_content_column_is_the_width_figures_are_drawn_for(crawl):
+    """dplr.replication.figures.check_legible computes figures' text size on the site from SITE_COLUMN_PX: the
+    column measured at 1280 px must be within 5% of it."""
+    from dplr.replication.figures import SITE_COLUMN_PX
+    widths = {rel: r.dom.get("columnWidth") for rel, r in pages(crawl).items() if rel.startswith("book/")
+              and r.dom.get("columnWidth")}
+    assert widths, "no chapter's article column was measured"
+    off = {rel: w for rel, w in widths.items() if abs(w - SITE_COLUMN_PX) > 0.05 * SITE_COLUMN_PX}
+    assert not off, f"content column differs from figures.SITE_COLUMN_PX = {SITE_COLUMN_PX}: {off}"

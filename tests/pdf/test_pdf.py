@@ -173,3 +173,40 @@ def test_results_tables_are_typeset_as_tables_within_the_page():
             re.findall(r"Overfull \\hbox \(([\d.]+)pt too wide\) (?:in paragraph|in alignment) at lines (\d+)", body)]
     too_wide = sorted((points, line) for points, line in wide if line in inside and points > 1.0)
     assert not too_wide, f"lines wider than their table column or the page (pt, line of dplr-book.tex): {too_wide[-5:]}"
+
+
+def _collapsed_openings(text: str) -> list[str]:
+    """The first plain line of prose of every block the site collapses (a dropdown, a proof or admonition of class
+    dropdown, a solution): up to five words of four letters or more, in order."""
+    openings = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not re.match(r"^\s*(`{3,}|:{3,})\s*\{(dropdown|solution|solution-start|prf:proof|admonition)\}", line):
+            continue
+        j, options = i + 1, []
+        while j < len(lines) and re.match(r"^\s*:[\w-]+:", lines[j]):
+            options.append(lines[j])
+            j += 1
+        if "{dropdown}" not in line and not any("dropdown" in o for o in options):
+            continue
+        for body in lines[j:j + 12]:
+            if re.match(r"^\s*(`{3,}|:{3,})", body):
+                break
+            if re.search(r"[$`{}\\|<>*_\[]", body) or not body.strip():
+                continue
+            words = re.findall(r"\b[A-Za-z]{4,}\b", body)
+            if len(words) >= 4:
+                openings.append(" ".join(words[:5]))
+                break
+    return openings
+
+
+def test_collapsed_blocks_are_printed():
+    """What the site hides in dropdowns (proofs, floating-point bookkeeping, protocol detail, exercises' solutions)
+    is printed in the PDF: the opening words of every collapsed block's first plain line are there, in order."""
+    text = _flat(pdf_text())
+    openings = [(source.name, o) for source in _sources() for o in _collapsed_openings(_source_text(source))]
+    assert len(openings) >= 20, f"only {len(openings)} collapsed blocks found in the sources"
+    missing = [(name, o) for name, o in openings
+               if not re.search(r"\W+".join(map(re.escape, o.split())), text)]
+    assert not missing, f"{len(missing)} collapsed block(s) not in the PDF, e.g. {missing[:5]}"
