@@ -10,6 +10,7 @@ function is an optional heavy dependency (or a dplr module that imports one) wit
 lines says at its top why.
 """
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,53 @@ def test_the_checks_accept_what_is_allowed():
     assert violations("dplr.replication.cli", "def f():\n    from dplr.replication import figures  # imported here: "
                       "it needs matplotlib\n") == []
     assert violations("dplr.solver.batched", '"""Why: over 400 lines because ..."""\n' + "x = 1\n" * 500) == []
+
+
+def _module_rows():
+    """ARCHITECTURE.md's module tables: {first cell without backticks: the row's text}; a row may span lines."""
+    rows, current = {}, None
+    for line in (PACKAGE.parent / "ARCHITECTURE.md").read_text().splitlines():
+        if line.startswith("| `"):
+            current = line.split("|")[1].strip().strip("`")
+            rows[current] = line
+        elif current and line.strip() and not line.startswith("|"):
+            rows[current] += "\n" + line  # a row continued on the next line
+        else:
+            current = None
+    return rows
+
+
+def _named(text, name):
+    return re.search(r"`" + re.escape(name) + r"`", text) is not None
+
+
+def test_architecture_lists_every_module():
+    """Every module of dplr is named (in backticks) in its package's row of ARCHITECTURE.md's tables: a core module
+    has a row of its own, a solver module is in the `solver/` row, an analysis or datasets module in that package's,
+    a replication module in the replication row -- a study's module after that study's `paper/:`-style heading."""
+    rows = _module_rows()
+    text = (PACKAGE.parent / "ARCHITECTURE.md").read_text()
+    missing = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        name = parts[-1]
+        if name == "__init__":
+            continue
+        if parts == ("__main__",):
+            ok = "dplr/__main__.py" in text
+        elif len(parts) == 1:
+            ok = name in rows
+        elif parts[0] == "solver":
+            ok = _named(rows.get("solver/", ""), name)
+        elif parts[0] in ("analysis", "datasets"):
+            ok = _named(rows.get(parts[0], ""), name)
+        elif parts[0] == "replication" and len(parts) == 2:
+            ok = _named(re.split(r"`\w+/`:", rows.get("replication", ""))[0], name)
+        elif parts[0] == "replication":
+            segment = re.search(r"`" + parts[1] + r"/`:(.*?)(?=`\w+/`:|$)", rows.get("replication", ""), re.S)
+            ok = bool(segment) and _named(segment.group(1), name)
+        else:
+            ok = False
+        if not ok:
+            missing.append("/".join(parts) + ".py")
+    assert not missing, f"modules missing from ARCHITECTURE.md's tables: {missing}"
