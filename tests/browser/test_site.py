@@ -250,7 +250,9 @@ async (timeoutMs) => {
                        .map(a => ({href: a.href, cls: a.className, download: a.getAttribute('download')}));
   out.title = document.title;
   const article = document.querySelector('article.bd-article');
-  out.columnWidth = article ? article.getBoundingClientRect().width : null;
+  const articleStyle = article && getComputedStyle(article);
+  out.columnWidth = article ? article.getBoundingClientRect().width - parseFloat(articleStyle.paddingLeft)
+                              - parseFloat(articleStyle.paddingRight) : null;  // its content box
   out.wide = wideElements();
   return out;
 }
@@ -262,15 +264,20 @@ async (timeoutMs) => {
 WIDE_JS = r"""
 function wideElements() {
   const column = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;
-  const limit = column.getBoundingClientRect().width + 1;
+  // the column's content box: an element is cut off when its content reaches past the box's right edge (a table
+  // narrower than the column but indented by its output area can still be), or it is wider than the box
+  const style = getComputedStyle(column), box = column.getBoundingClientRect();
+  const right = box.right - parseFloat(style.paddingRight) - parseFloat(style.borderRightWidth);
+  const limit = right - (box.left + parseFloat(style.paddingLeft) + parseFloat(style.borderLeftWidth)) + 1;
   const selectors = ['div.cell_output', 'div.output', 'div.cell_output pre', 'div.output pre',
                      'div.cell_output table', 'article table'];
   const seen = new Set(), wide = [];
   for (const el of column.querySelectorAll(selectors.join(','))) {
     if (seen.has(el) || el.closest('.cell_input')) continue;
     seen.add(el);
-    const width = Math.max(el.scrollWidth, el.getBoundingClientRect().width);
-    if (width > limit) wide.push([el, width]);
+    const r = el.getBoundingClientRect();
+    const width = Math.max(el.scrollWidth, r.width);
+    if (width > limit || r.left + width > right + 1) wide.push([el, width]);
   }
   // Report the innermost offender of each nest (a wide <pre> also makes its output area wide).
   return wide.filter(([el]) => !wide.some(([other]) => other !== el && el.contains(other))).map(([el, width]) => {
