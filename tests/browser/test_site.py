@@ -10,7 +10,7 @@ then check, for every page:
 - no console errors, no uncaught exceptions, no failed or 4xx/5xx requests, and no request leaving localhost
   (all are blocked, so the test sees the site as an offline reader does: MathJax must come from the site);
 - math typeset: MathJax (the site's copy) loaded, every math element holds MathJax output, no MathJax error,
-  and no raw `$...$`, `\\(`, `\\[` left in the prose;
+  and no raw `$...$`, `\\(`, `\\[` or TeX command (`\\frac`, `\\le`, ...) left in the prose;
 - every image loaded (naturalWidth > 0) and has alt text (not its file name, which Sphinx puts there when none is given);
 - every same-site link (cross-references, {prf:ref}, {numref}, citations, navigation) points to a page that
   exists and to an anchor on it that exists, and no cross-reference was left unresolved (`.xref` outside a link);
@@ -23,7 +23,9 @@ then check, for every page:
   figure sits on a light card (the background behind each image, its own or an ancestor's, is light: the figures
   are drawn on white); on a page with results tables, a failed verdict keeps its contrast against the table's card;
 - the site's own search (offline, Sphinx's search index) finds a theorem of the theory chapters by its title;
-- no output area or table is wider than the content column at 1280 px, on any page.
+- no output area or table is wider than the content column at 1280 px (the article's content box), or reaches past
+  its right edge, on any page; and that column is the width dplr.replication.figures.check_legible assumes;
+- at a phone's 390 px no page is wider than the screen (wide outputs, code and equations scroll in their own box).
 
 Screenshots of the landing page and one chapter, light and dark, are saved in _build/screenshots/.
 """
