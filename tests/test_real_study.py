@@ -128,3 +128,13 @@ def test_a_shorter_run_is_the_prefix_of_a_longer_one_and_the_record_checks_it(tm
     write_record(short.rows, {"adult": 500}, tmp_path / "short.csv.gz", seed=11, n_repeats=2)
     with pytest.raises(AssertionError, match="settings"):
         compare_records(tmp_path / "short.csv.gz", path)
+    # ... but it is checked as the record's prefix: its rows are the record's first two repeats, and only those
+    assert compare_records(tmp_path / "short.csv.gz", path, prefix=True) == len(short.rows)
+    with pytest.raises(AssertionError, match="prefix of the record needs"):
+        compare_records(path, tmp_path / "short.csv.gz", prefix=True)  # more repeats than the reference
+    write_record(changed[changed.repeat < 2], {"adult": 500}, tmp_path / "changed.csv.gz", seed=11, n_repeats=2)
+    with pytest.raises(AssertionError, match="differ from the record in error_private"):
+        compare_records(tmp_path / "changed.csv.gz", path, prefix=True)
+    write_record(short.rows, {"adult": 500}, tmp_path / "seed.csv.gz", seed=12, n_repeats=2)
+    with pytest.raises(AssertionError, match="settings"):
+        compare_records(tmp_path / "seed.csv.gz", path, prefix=True)

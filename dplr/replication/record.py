@@ -114,15 +114,26 @@ def check_against_record(record, live, fmt):
     return len(merged)
 
 
-def compare_records(path, reference, fmt):
+def compare_records(path, reference, fmt, prefix=False):
     """Check the record at ``path`` (a fresh full run's) against the one at ``reference`` (the book's): the same
     settings (but ``fmt.unchecked_settings``), the same rows, the same values (:func:`check_against_record`).
-    Returns the number of rows compared."""
+    Returns the number of rows compared.
+
+    ``prefix=True``: ``path`` may hold fewer repeats (its ``n_repeats`` setting at most the reference's, every other
+    setting equal) -- a run at a depth that still computes every experiment -- and must equal the reference's rows of
+    those repeats, and only those. Sound because repeat ``r`` draws from its own stream whatever the number of repeats
+    (this module's docstring)."""
     rows, settings = read_record(path, fmt)
     expected, expected_settings = read_record(reference, fmt)
     for name in fmt.unchecked_settings:
         settings.pop(name, None)
         expected_settings.pop(name, None)
+    if prefix:
+        repeats, recorded = settings.pop("n_repeats", None), expected_settings.pop("n_repeats", None)
+        if repeats is None or recorded is None or not 1 <= repeats <= recorded:
+            raise AssertionError(f"a prefix of the record needs 1 <= n_repeats <= the record's: {repeats} here, "
+                                 f"{recorded} in {reference}")
+        expected = expected[expected["repeat"] < repeats]
     if settings != expected_settings:
         raise AssertionError(f"the runs differ in their settings: {settings} here, {expected_settings} in {reference}")
     if len(rows) != len(expected):
