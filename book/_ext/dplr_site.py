@@ -428,6 +428,22 @@ def set_glued_figure_alt(app: Sphinx, doctree, docname: str) -> None:
                 image["alt"] = figure["dplr_alt"]
 
 
+def title_collapsed_proofs(app: Sphinx, doctree, docname: str) -> None:
+    """A proof of class dropdown (``{prf:proof}`` with ``:class: dropdown``) gets a title on the site.
+
+    sphinx-proof writes a proof as ``<div class="proof dropdown admonition">`` with no ``admonition-title``;
+    sphinx-togglebutton turns every ``.admonition.dropdown`` into a button by its title, and without one its script
+    stops with a TypeError, which leaves no block of the page collapsible. The title, "Proof", is the button the
+    reader clicks; the PDF (another builder) prints the proof as it is."""
+    if app.builder.format != "html":
+        return
+    for node in doctree.findall(nodes.Element):
+        classes = node.get("classes", [])
+        if "proof" in classes and "dropdown" in classes:
+            if not (node.children and "admonition-title" in node.children[0].get("classes", [])):
+                node.insert(0, nodes.paragraph("", "Proof", classes=["admonition-title"]))
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("build-finished", copy_mathjax)
     app.connect("html-page-context", add_download_box)
@@ -441,4 +457,5 @@ def setup(app: Sphinx) -> dict:
     app.connect("doctree-resolved", render_provenance)
     app.add_directive("dplr-glue-figure", GlueFigureDirective)
     app.connect("doctree-resolved", set_glued_figure_alt)
+    app.connect("doctree-resolved", title_collapsed_proofs)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
