@@ -161,9 +161,12 @@ def smallest_text_px(fig, column_px=SITE_COLUMN_PX):
 
     The notebook stores the figure as a PNG of ``width * dpi`` pixels, shown at that size or, when wider than the
     content column, scaled down to ``column_px``; a font of ``s`` points is ``s * dpi / 72`` image pixels tall. Texts
-    are every visible title, label, tick label, legend entry and annotation with a non-empty string."""
+    are every visible title, label, tick label, legend entry and annotation with a non-empty string. The stored width
+    is the figure's tight bounding box plus Jupyter's 0.1 in of padding on each side (the inline backend saves with
+    ``bbox_inches="tight"``), which is wider than the figure when a legend or label sits outside it."""
     fig.canvas.draw()  # tick labels exist once drawn
-    width_px = fig.get_figwidth() * fig.dpi
+    tight = fig.get_tightbbox(fig.canvas.get_renderer()).width + 0.2  # inches
+    width_px = max(fig.get_figwidth(), tight) * fig.dpi
     scale = min(1.0, column_px / width_px)
     sizes = [text.get_fontsize() for text in fig.findobj(lambda a: hasattr(a, "get_text") and hasattr(a, "get_fontsize"))
              if text.get_visible() and text.get_text().strip() and _inside_figure(text, fig)]
