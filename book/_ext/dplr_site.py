@@ -429,19 +429,31 @@ def set_glued_figure_alt(app: Sphinx, doctree, docname: str) -> None:
 
 
 def title_collapsed_proofs(app: Sphinx, doctree, docname: str) -> None:
-    """A proof of class dropdown (``{prf:proof}`` with ``:class: dropdown``) gets a title on the site.
+    """Proofs on the site: each with an id of its own, and a proof of class dropdown (``{prf:proof}`` with
+    ``:class: dropdown``) with a title.
 
-    sphinx-proof writes a proof as ``<div class="proof dropdown admonition">`` with no ``admonition-title``;
-    sphinx-togglebutton turns every ``.admonition.dropdown`` into a button by its title, and without one its script
-    stops with a TypeError, which leaves no block of the page collapsible. The title, "Proof", is the button the
-    reader clicks; the PDF (another builder) prints the proof as it is."""
+    sphinx-proof writes every proof as ``<div class="proof admonition" id="proof">``: the same id for all the proofs
+    of a page, and no ``admonition-title``. sphinx-togglebutton turns every ``.admonition.dropdown`` into a button by
+    its title -- without one its script stopped with a TypeError, which left no block of the page collapsible -- and
+    finds the block again by its id, so with shared ids every button toggled the first proof. The ids become
+    ``proof-1``, ``proof-2``, ... in page order; a collapsed proof's title, "Proof", is the button the reader clicks
+    (the "Proof. " sphinx-proof puts before its first words moves into it). The PDF (another builder) prints the
+    proofs as they are."""
     if app.builder.format != "html":
         return
-    for node in doctree.findall(nodes.Element):
+    count = 0
+    for node in list(doctree.findall(nodes.admonition)):
         classes = node.get("classes", [])
-        if "proof" in classes and "dropdown" in classes:
-            if not (node.children and "admonition-title" in node.children[0].get("classes", [])):
-                node.insert(0, nodes.paragraph("", "Proof", classes=["admonition-title"]))
+        if "proof" not in classes or node.get("ids") != ["proof"]:
+            continue
+        count += 1
+        node["ids"] = [f"proof-{count}"]
+        if "dropdown" in classes:
+            first = node.children[0] if node.children else None
+            if isinstance(first, nodes.paragraph) and first.children and isinstance(first.children[0], nodes.Text) \
+                    and first.children[0].astext().startswith("Proof. "):
+                first.replace(first.children[0], nodes.Text(first.children[0].astext()[len("Proof. "):]))
+            node.insert(0, nodes.paragraph("", "Proof", classes=["admonition-title"]))
 
 
 def setup(app: Sphinx) -> dict:

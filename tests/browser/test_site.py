@@ -251,6 +251,14 @@ async (timeoutMs) => {
   out.downloads = Array.from(document.querySelectorAll('a.dplr-ipynb, a.btn-download-source-button'))
                        .map(a => ({href: a.href, cls: a.className, download: a.getAttribute('download')}));
   out.title = document.title;
+  // Collapsed blocks (admonitions, proofs and solutions of class dropdown): each has its toggle button (the
+  // theme's script made one), and an id of its own (the script finds the block by its id).
+  const collapsed = Array.from(document.querySelectorAll('.admonition.dropdown'));
+  out.collapsed = collapsed.length;
+  out.collapsedWithoutButton = collapsed.filter(e => !e.querySelector('button.toggle-button'))
+                                        .map(e => (e.id || '') + ' ' + e.textContent.trim().slice(0, 60));
+  const ids = collapsed.map(e => e.id).filter(Boolean);
+  out.collapsedSharedIds = ids.filter((id, i) => ids.indexOf(id) !== i);
   const article = document.querySelector('article.bd-article');
   const articleStyle = article && getComputedStyle(article);
   out.columnWidth = article ? article.getBoundingClientRect().width - parseFloat(articleStyle.paddingLeft)
@@ -726,3 +734,13 @@ def test_the_content_column_is_the_width_figures_are_drawn_for(crawl):
     assert widths, "no chapter's article column was measured"
     off = {rel: w for rel, w in widths.items() if abs(w - SITE_COLUMN_PX) > 0.05 * SITE_COLUMN_PX}
     assert not off, f"content column differs from figures.SITE_COLUMN_PX = {SITE_COLUMN_PX}: {off}"
+
+
+def test_every_collapsed_block_can_be_opened(crawl):
+    """Dropdowns (rigour one click away, exercises' solutions): every block of class dropdown got its toggle button,
+    and no two share an id (the toggle script finds a block by its id: sphinx-proof gave every proof id="proof")."""
+    bad = {rel: {"without button": r.dom.get("collapsedWithoutButton"), "shared ids": r.dom.get("collapsedSharedIds")}
+           for rel, r in pages(crawl).items()
+           if r.dom.get("collapsedWithoutButton") or r.dom.get("collapsedSharedIds")}
+    assert not bad, f"collapsed blocks that cannot be opened: {json.dumps(bad, indent=1)[:3000]}"
+    assert sum(r.dom.get("collapsed", 0) for r in pages(crawl).values()) >= 50, "fewer collapsed blocks than expected"
