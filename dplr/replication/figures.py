@@ -276,11 +276,14 @@ CONTENDER_STYLES = {
 def modern_study_figure(points, references):
     """The comparison with today's methods (:mod:`dplr.replication.modern.study`): one panel per data set (rows) and
     loss (columns), the mean test error of every contender against ε with its 95% band, chance and the non-private
-    floor (``references``) as horizontal lines, one legend below the panels (checked against the data)."""
+    floor (``references``) as horizontal lines, one legend below the panels (checked against the data).
+
+    Two panels per row fit the site's content column at full size (:func:`check_legible`), so the chapter and the
+    CLI draw one figure per data set (``points`` and ``references`` of that data set only)."""
     order = ("adult", "kdd", "logistic", "huber")
     datasets = sorted(dict.fromkeys(points.data), key=order.index)
     losses = sorted(dict.fromkeys(points.loss), key=order.index)
-    fig, axes = plt.subplots(len(datasets), len(losses), figsize=(4.6 * len(losses) + 0.6, 3.3 * len(datasets)),
+    fig, axes = plt.subplots(len(datasets), len(losses), figsize=(3.4 * len(losses) - 0.1, 2.9 * len(datasets) + 1.5),
                              squeeze=False, sharey="row", layout="constrained")
     for row, key in enumerate(datasets):
         reference = references[references.data == key].set_index("loss")

@@ -29,7 +29,8 @@ import textwrap
 __all__ = ["format_table", "result_table", "ResultTable", "styled", "StyledTable", "FAILED_VERDICTS", "verdict",
            "PDF_TABLE_CHARACTERS", "PDF_COLUMN_CHARACTERS", "PDF_WIDE_SIZES",
            "figure1_tables", "thesis_verdict_table", "thesis_ranking_table", "THESIS_SWITCHES", "WIDTH", "wrap",
-           "real_comparison_table", "CONTENDER_NAMES", "modern_error_table", "modern_comparison_table"]
+           "real_comparison_table", "CONTENDER_NAMES", "modern_error_table", "modern_loss_error_table",
+           "modern_comparison_table"]
 
 #: The widest printed line (characters) that fits the site's content column at 1280 px (about 85 fit).
 WIDTH = 80
@@ -432,6 +433,15 @@ def modern_error_table(points, key, name, caption=None):
         rows.append(row)
     return result_table(rows, name=name, caption=caption, right=["ε"] + [CONTENDER_NAMES[m] for m in methods],
                         compact=True)
+
+
+def modern_loss_error_table(points, key, loss, name, caption=None):
+    """:func:`modern_error_table` of one loss of data set ``key``, without its loss column: the same cells, every ε a
+    row and every contender a column, narrow enough for the site's content column with all seven contenders."""
+    table = modern_error_table(points[points.loss == loss], key, name, caption)
+    assert table.columns[0] == "loss" and {row[0] for row in table.cells} <= {_LOSS_NAMES.get(loss, loss)}
+    return ResultTable(table.columns[1:], [row[1:] for row in table.cells], name=name, numeric=table.numeric,
+                       caption=caption, compact=True)
 
 
 def modern_comparison_table(comparisons, key, name, caption=None, reference="objective"):
