@@ -128,6 +128,7 @@ class Chapter:
     code_solutions: int = 0
     last_section: str | None = None
     visible_imports: list = field(default_factory=list)
+    unclosed: list = field(default_factory=list)
     first_code_hidden: bool | None = None
 
     def failures(self):
@@ -158,9 +159,30 @@ class Chapter:
             if self.visible_imports:
                 out.append(f"imports in visible code cells {self.visible_imports} (they belong in the hidden "
                            "first cell)")
+        for fence in self.unclosed:
+            out.append(f"a fence never closed in its cell: {fence[:60]!r}")
         if self.last_section != "Summary":
             out.append(f"the last section is {self.last_section!r}, not 'Summary'")
         return out
+
+
+def unclosed_fences(source):
+    """The directives and code fences of one Markdown cell left open at its end (MyST closes a fence with the same
+    character, at least as many times, alone on its line): a dropdown that never closes swallows what follows."""
+    stack = []
+    for line in source.splitlines():
+        stripped = line.strip()
+        m = re.match(r"^(`{3,}|:{3,})(.*)$", stripped)
+        if not m:
+            continue
+        fence, rest = m.group(1), m.group(2).strip()
+        if stack and not rest and fence[0] == stack[-1][0][0] and len(fence) >= len(stack[-1][0]):
+            stack.pop()
+        elif rest or not stack:
+            if stack and stack[-1][0][0] == "`" and not stack[-1][1].startswith("{"):
+                continue  # inside a plain code block: not a fence
+            stack.append((fence, rest))
+    return [f"{fence}{rest}" for fence, rest in stack]
 
 
 def admonition_words(first_cell, title):
@@ -192,6 +214,7 @@ def measure(name):
         chapter.exercises.append(label.group(1) if label else f"(unlabelled {len(chapter.exercises) + 1})")
     for m in re.finditer(r"\{solution(?:-start)?\}\s*(\S+)[^\n]*\n((?:\s*:[\w-]+:[^\n]*\n)*)", markdown):
         chapter.solutions[m.group(1)] = bool(re.search(r":class:.*\bdropdown\b", m.group(2)))
+    chapter.unclosed = [fence for kind, source, _ in cells if kind == "markdown" for fence in unclosed_fences(source)]
     headings = re.findall(r"^##\s+(.+?)\s*$", main, re.M)
     chapter.last_section = headings[-1] if headings else None
     in_solution = False

@@ -39,3 +39,11 @@ def test_a_long_chapter_fails(tmp_path, monkeypatch):
     for part in ("3001 words on the main path", "151 words", "1 exercise(s) (at least 3)", "not collapsed",
                  "not 'Summary'"):
         assert part in failures
+
+
+def test_a_dropdown_that_never_closes_is_found():
+    # five colons opened, four closed: everything after it in the cell would be swallowed into the dropdown
+    assert reading_path.unclosed_fences(":::::{dropdown} A\ntext\n::::\nmore") == [":::::{dropdown} A"]
+    assert reading_path.unclosed_fences("````{dropdown} B\n```{math}\nx\n```\n````\n```{prf:proof}\n:class: dropdown\n"
+                                        "p\n```") == []
+    assert reading_path.unclosed_fences("```{solution-start} ex-a\n:class: dropdown\n```\ngated text") == []
