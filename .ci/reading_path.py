@@ -97,8 +97,8 @@ def split_main_path(cells):
                 if m.group(2) in ("{code-block}", "{code-cell}", "{code}"):
                     stack[-1] = (m.group(1), True, m.group(2))  # code is not prose
                 i = j
-                if m.group(3) and not collapsed and not in_solution:
-                    main.append(m.group(3))  # a title is read
+                if m.group(3) and not in_solution and not any(h for _, h, _ in stack):
+                    main.append(m.group(3))  # a title is read, unless it sits in (or is) a collapsed block
                 continue
             if m and not m.group(2) and not m.group(3) and stack and m.group(1) == stack[-1][0]:
                 stack.pop()
