@@ -1,0 +1,58 @@
+import numpy as np
+import pytest
+
+from dplr.analysis import floating_point as fp
+
+
+def _sampler(v, n, rng):
+    return fp.textbook_laplace(v, 1.0, n, rng)
+
+
+def _support(o, v):
+    return fp.textbook_support(o, v, 1.0)[0]
+
+
+def test_sampled_outputs_are_certified_reachable_from_their_own_input():
+    rng = np.random.default_rng(0)
+    for v in (0.0, 1.0, -3.5):
+        out = fp.textbook_laplace(v, 0.7, 500, rng)
+        ok, j, s = fp.textbook_support(out, v, 0.7)
+        assert ok.all()
+        assert np.array_equal(fp._textbook_from_j(v, 0.7, j, s), out)  # the exhibited state maps to the output
+
+
+def test_unreachable_output_is_refused():
+    # 0.5 + 2^-50 style values between reachable outputs: at least one of a run of neighbours is unreachable
+    o = 1.0 + np.arange(1, 200) * 2.0 ** -52
+    ok, _, _ = fp.textbook_support(o, 0.0, 1.0)
+    assert not ok.all()
+
+
+def test_textbook_sampler_is_distinguished():
+    r = fp.distinguishing_rate(_sampler, _support, 0.0, 1.0, 1000, random_state=1)
+    assert r.low > 0.5
+    assert r.low <= r.rate <= r.high
+
+
+def test_bad_inputs_are_refused():
+    with pytest.raises(ValueError):
+        fp.textbook_support([np.nan], 0.0, 1.0)
+    with pytest.raises(ValueError):
+        fp.textbook_support([0.0], 0.0, -1.0)
+    with pytest.raises(ValueError):
+        fp.textbook_laplace(np.inf, 1.0)
+    with pytest.raises(ValueError):
+        fp.distinguishing_rate(_sampler, _support, 0.0, 1.0, 0)
+    with pytest.raises(ValueError):
+        fp.snapping_mechanism(0.0, 1.0, 1.0, 0.5)  # B below lambda
+    with pytest.raises(ValueError):
+        fp.snapping_mechanism(0.0, 1.0, 0.0, 10.0)
+
+
+def test_snapping_outputs_on_grid_and_clamped():
+    lam = 1.0 / 0.3  # grid 4
+    out = np.array([fp.snapping_mechanism(50.0, 1.0, 0.3, 8.0, i) for i in range(300)])
+    assert np.all(np.abs(out) <= 8.0)
+    assert np.all(out / 4.0 == np.round(out / 4.0))
+    assert np.any(out == 8.0)
+    assert 4.0 >= lam > 2.0
