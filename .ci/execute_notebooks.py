@@ -7,8 +7,8 @@ The stored outputs are what `pytest --nbval` compares against and what the site 
 Each chapter's wall-clock run time (kernel start to last cell, in this process), the time it finished
 (UTC), the machine it ran on, the commit checked out (`git rev-parse HEAD`) and the files that differed from
 it when the chapter started (`git status`: the code that ran is that commit plus those changes) are stored in
-the notebook's metadata under `dplr.execution`; the site's "Execution statistics" page and the landing page
-(book/exec_stats.md, book/intro.md, rendered by book/_ext/dplr_site.py) report them.
+the notebook's metadata under `dplr.execution`; the site's "Execution statistics" page (book/exec_stats.md, rendered
+by book/_ext/dplr_site.py) reports them.
 """
 import os
 import platform

@@ -15,7 +15,7 @@ It does three things for the reader's site:
    ``.ci/execute_notebooks.py`` (``make notebooks``) when the stored outputs were produced. The site build
    itself executes nothing (``execute_notebooks: off``), so myst-nb's own ``{nb-exec-table}`` would be empty.
    Its last column names the commit that stored each chapter's outputs (git, at build time).
-4. **Where the stored outputs come from.** The ``{dplr-outputs-provenance}`` directive (on the landing page)
+4. **Where the stored outputs come from.** The ``{dplr-outputs-provenance}`` directive (on the execution-statistics page)
    says, computed when the site is built: the newest commit that changed a chapter notebook (its outputs are
    those of that commit), with its date; the span of times the chapters were executed and the commit
    ``make notebooks`` ran on (from the notebooks' metadata); and any chapter changed since its last commit.
