@@ -47,3 +47,14 @@ def test_a_dropdown_that_never_closes_is_found():
     assert reading_path.unclosed_fences("````{dropdown} B\n```{math}\nx\n```\n````\n```{prf:proof}\n:class: dropdown\n"
                                         "p\n```") == []
     assert reading_path.unclosed_fences("```{solution-start} ex-a\n:class: dropdown\n```\ngated text") == []
+
+
+def test_no_output_is_hidden_from_the_pdf():
+    """hide-output and hide-cell collapse a cell's outputs on the site, and the LaTeX builder leaves them out of the
+    PDF altogether (two results tables were missing from it): audit trails hide their input, never their output."""
+    import json
+
+    hidden = [f"{path.name} cell {i}" for path in sorted((ROOT / "book").glob("*.ipynb"))
+              for i, cell in enumerate(json.loads(path.read_text())["cells"])
+              if {"hide-output", "hide-cell"} & set(cell.get("metadata", {}).get("tags", []))]
+    assert not hidden, f"outputs hidden from the PDF (tag hide-input instead): {hidden}"
