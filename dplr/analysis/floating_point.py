@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from dplr.validation import check_positive_finite
+from dplr.validation import check_positive_finite, check_random_state
 
 __all__ = [
     "textbook_laplace",
@@ -43,10 +43,6 @@ __all__ = [
 ]
 
 _HALF = 2 ** 52  # |k - 2^52| ranges over 0 .. 2^52
-
-
-def _rng(random_state):
-    return random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
 
 
 def _textbook_from_j(value, scale, j, sign):
@@ -70,7 +66,7 @@ def textbook_laplace(value, scale, size=None, random_state=None):
     n = 1 if size is None else size
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"size must be None or a non-negative integer, got {size!r}.")
-    k = _rng(random_state).integers(0, 2 ** 53, size=n, dtype=np.int64)
+    k = check_random_state(random_state).integers(0, 2 ** 53, size=n, dtype=np.int64)
     d = k - _HALF
     out = _textbook_from_j(value, scale, np.abs(d), np.sign(d).astype(np.float64))
     return out[0] if size is None else out
@@ -131,7 +127,7 @@ def distinguishing_rate(sampler, support, v0, v1, n, random_state=None, confiden
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}.")
-    outputs = sampler(v0, n, _rng(random_state))
+    outputs = sampler(v0, n, check_random_state(random_state))
     outputs = outputs[np.isfinite(outputs)]
     own = support(outputs, v0)
     if not np.all(own):
@@ -169,7 +165,7 @@ def snapping_mechanism(value, sensitivity, epsilon, bound, random_state=None):
         grid *= 2.0
     while grid / 2.0 >= lam:
         grid /= 2.0
-    rng = _rng(random_state)
+    rng = check_random_state(random_state)
     k = rng.integers(0, 2 ** 53, dtype=np.int64)
     sign = 1.0 if rng.integers(0, 2) else -1.0
     u = (float(k) + 1.0) * 2.0 ** -53

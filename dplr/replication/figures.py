@@ -14,7 +14,7 @@ from matplotlib.patches import Rectangle
 
 __all__ = ["METHOD_COLOURS", "PAPER_CURVE_STYLES", "THESIS_CURVE_STYLES", "set_book_style", "plot_curves",
            "plot_figure2_panel", "plot_thesis_panel", "legend_covered_points", "check_legends", "legend_below",
-           "SITE_COLUMN_PX", "MIN_TEXT_PX", "smallest_text_px", "check_legible",
+           "SITE_COLUMN_PX", "MIN_TEXT_PX", "smallest_text_px", "check_legible", "label_line_ends",
            "REAL_NAMES", "real_study_figure", "CONTENDER_STYLES", "modern_study_figure"]
 
 _PALETTE = sns.color_palette("colorblind")
@@ -165,12 +165,17 @@ def smallest_text_px(fig, column_px=SITE_COLUMN_PX):
     is the figure's tight bounding box plus Jupyter's 0.1 in of padding on each side (the inline backend saves with
     ``bbox_inches="tight"``), which is wider than the figure when a legend or label sits outside it."""
     fig.canvas.draw()  # tick labels exist once drawn
-    tight = fig.get_tightbbox(fig.canvas.get_renderer()).width + 0.2  # inches
-    width_px = max(fig.get_figwidth(), tight) * fig.dpi
-    scale = min(1.0, column_px / width_px)
+    scale = _shown_scale(fig, column_px)
     sizes = [text.get_fontsize() for text in fig.findobj(lambda a: hasattr(a, "get_text") and hasattr(a, "get_fontsize"))
              if text.get_visible() and text.get_text().strip() and _inside_figure(text, fig)]
     return min(sizes) * fig.dpi / 72 * scale if sizes else float("inf")
+
+
+def _shown_scale(fig, column_px):
+    """The factor by which the site scales the figure's stored PNG: at most 1, and below 1 when the stored width (the
+    tight bounding box plus 0.1 in of padding each side, or the figure's width if larger) exceeds ``column_px``."""
+    tight = fig.get_tightbbox(fig.canvas.get_renderer()).width + 0.2  # inches
+    return min(1.0, column_px / (max(fig.get_figwidth(), tight) * fig.dpi))
 
 
 def _inside_figure(text, fig):
@@ -187,9 +192,39 @@ def check_legible(fig, column_px=SITE_COLUMN_PX):
     px = smallest_text_px(fig, column_px)
     assert px >= MIN_TEXT_PX, (
         f"the smallest text of this figure is {px:.1f} px on the site (at least {MIN_TEXT_PX:g}): its "
-        f"{fig.get_figwidth():g} in at {fig.dpi:g} dpi is shown at {min(1, column_px / (fig.get_figwidth() * fig.dpi)):.2f} "
-        "of its size; make it narrower, split its panels, or enlarge its fonts")
+        f"{fig.get_figwidth():g} in at {fig.dpi:g} dpi is shown at {_shown_scale(fig, column_px):.2f} of its size; make "
+        "it narrower, split its panels, or enlarge its fonts")
     return fig
+
+
+def label_line_ends(ax, fontsize=10, gap=1.25, pad=6):
+    """Name every labelled line of ``ax`` at its right end, in its colour, moved apart vertically just enough that
+    no two names overlap: direct labels instead of a legend, for curves too alike to tell apart by a legend's
+    swatches. The names sit as close to the curves' ends as spacing allows (pool-adjacent-violators on the sorted
+    ends). The figure's layout must be fixed before: positions are in pixels. Returns ``ax``."""
+    fig = ax.figure
+    fig.canvas.draw()  # settles the axes' limits
+    ends = []
+    for line in ax.get_lines():
+        if line.get_label().startswith("_"):
+            continue
+        x, y = line.get_xydata()[-1]
+        ends.append((ax.transData.transform((x, y))[1], (x, y), line))
+    ends.sort(key=lambda end: end[0])
+    step = fontsize * fig.dpi / 72 * gap
+    # the positions closest to the ends that are at least `step` apart: pool adjacent violators on y_i - i step
+    blocks = []  # [mean, count]
+    for i, (y, _, _) in enumerate(ends):
+        blocks.append([y - i * step, 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            (m2, c2), (m1, c1) = blocks.pop(), blocks.pop()
+            blocks.append([(m1 * c1 + m2 * c2) / (c1 + c2), c1 + c2])
+    placed = [m for m, c in blocks for _ in range(c)]
+    for i, (y, xy, line) in enumerate(ends):
+        ax.annotate(line.get_label(), xy=xy, xytext=(pad, (placed[i] + i * step - y) * 72 / fig.dpi),
+                    textcoords="offset points", va="center", ha="left", color=line.get_color(), fontsize=fontsize,
+                    annotation_clip=False)
+    return ax
 
 
 def legend_below(fig, ax=None, ncols=None, **kwargs):
