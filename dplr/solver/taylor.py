@@ -6,7 +6,7 @@ problem (:math:`b = 0`). Near it, problem :math:`j`'s gradient is
 .. math::
 
     \nabla J_j(w_0 + v) = g_0 + \frac{b_j}{n} + H_0 v + \tfrac12 T[v, v]
-        + \tfrac16 Q[v, v, v] + O(\lVertv\rVert^4),
+        + \tfrac16 Q[v, v, v] + O(\lVert v\rVert^4),
 
 where the Hessian :math:`H_0` and the third- and fourth-derivative tensors
 :math:`T = \frac1n\sum_i \ell'''(z_i)\, x_i^{\otimes 3}` and :math:`Q = \frac1n\sum_i
@@ -99,7 +99,7 @@ def taylor_steps(design, start, G, newton):
     r"""Steps :math:`v_j` from the shared start that solve the Taylor model of each problem's gradient.
 
     Near the start :math:`w_0` every problem's gradient is :math:`m_j(v) = g_j + H_0 v +
-    \frac12 T[v,v] + \frac16 Q[v,v,v] + O(\lVertv\rVert^4)` with
+    \frac12 T[v,v] + \frac16 Q[v,v,v] + O(\lVert v\rVert^4)` with
     :math:`g_j = g_0 + b_j/n`, and :math:`H_0, T, Q` are shared by the whole batch: this is the Taylor
     expansion of the minimiser as a function of :math:`b`. The Newton step :math:`-H_0^{-1}g_j` solves
     the first-order model; a few Newton iterations on the :math:`d`-dimensional model (second order
