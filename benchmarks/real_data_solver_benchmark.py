@@ -76,7 +76,7 @@ def run_batched(parts, loss):
     out = []
     for X, y, lam, B, D in parts:
         w0 = solve_regularized_erm(X, y, lam, loss, tol=TOL, check_input=False).coef
-        W = solve_regularized_erm(X, y, lam, loss, b=B, delta=D, tol=TOL, warm_start=False, n_threads=1,
+        W = solve_regularized_erm(X, y, lam, loss, b=B, ridge=D, tol=TOL, warm_start=False, n_threads=1,
                                   check_input=False).coef
         out.append((w0, W))
     return out
@@ -114,7 +114,7 @@ def run_scipy(parts, loss, fold=False):
             Xy, counts = np.unique(Xy, axis=0, return_counts=True)
             counts = counts.astype(float)
         w0 = _lbfgsb(Xy, loss, lam, np.zeros(X.shape[1]), np.zeros(X.shape[1]), counts)
-        out.append((w0, np.vstack([_lbfgsb(Xy, loss, lam + delta, b, w0.copy(), counts) for b, delta in zip(B, D)])))
+        out.append((w0, np.vstack([_lbfgsb(Xy, loss, lam + ridge, b, w0.copy(), counts) for b, ridge in zip(B, D)])))
     return out
 
 

@@ -133,7 +133,7 @@ def main():
           f"(corrected form), tolerance ||grad|| <= {TOL:g}")
 
     XyT = np.ascontiguousarray((X * y[:, None]).T)
-    reg = lam + cal.delta
+    reg = lam + cal.ridge
     starts = {"w=0": False, "warm start": True}
     pool = Parallel(n_jobs=cores, backend="loky")
     pool.__enter__()  # workers started once, outside the timings
@@ -144,7 +144,7 @@ def main():
     counts = {name: np.zeros(len(B), dtype=int) for name in starts}
 
     def dplr_run(threads):
-        result = solve_regularized_erm(X, y, lam, b=B, delta=cal.delta, tol=TOL, n_threads=threads)
+        result = solve_regularized_erm(X, y, lam, b=B, ridge=cal.ridge, tol=TOL, n_threads=threads)
         if threads == 1:
             passes[:] = result.n_iter
         return result.coef
@@ -173,15 +173,15 @@ def main():
 
     print(f"{'variant':42s} {'wall s':>8s} {'cpu s':>8s}  max gradient norm")
     for name, (wall, cpu, W) in best.items():
-        grad = np.linalg.norm(regularized_erm_gradient(W, X, y, lam, b=B, delta=cal.delta), axis=1).max()
+        grad = np.linalg.norm(regularized_erm_gradient(W, X, y, lam, b=B, ridge=cal.ridge), axis=1).max()
         cpu_text = f"{cpu:8.3f}" if runs[name][0] == 1 else "       -"
         print(f"{name:42s} {wall:8.3f} {cpu_text}  {grad:.2e}")
         if grad > TOL:
             raise SystemExit(f"{name} did not reach gradient norm <= {TOL:g}: not a comparison at equal optimality")
     reference = best["dplr batched Newton, 1 thread"][2]
-    objective = regularized_erm_objective(reference, X, y, lam, b=B, delta=cal.delta)
+    objective = regularized_erm_objective(reference, X, y, lam, b=B, ridge=cal.ridge)
     for name, (_, _, W) in best.items():
-        gap = np.abs(objective - regularized_erm_objective(W, X, y, lam, b=B, delta=cal.delta)).max()
+        gap = np.abs(objective - regularized_erm_objective(W, X, y, lam, b=B, ridge=cal.ridge)).max()
         print(f"vs {name}: largest |w difference| {np.abs(reference - W).max():.1e}, largest objective gap {gap:.1e}")
     one_core = min(best[name][0] for name in runs if name.startswith("scipy") and name.endswith("1 core"))
     any_cores = min(best[name][0] for name in runs if name.startswith("scipy"))

@@ -228,11 +228,11 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
             raise ValueError(f"{len(epsilons)} values of epsilon but {len(streams)} random states.")
         b = np.vstack([cal.mechanism(d).sample(random_state=check_random_state(rs))
                        for cal, rs in zip(calibrations, streams)])
-    delta = np.array([cal.delta for cal in calibrations]) if per_problem else calibrations[0].delta
+    ridge = np.array([cal.ridge for cal in calibrations]) if per_problem else calibrations[0].ridge
     options = dict(solver_options or {})
     if "max_iter" in options:
         options["max_iter"] = check_positive_integer(options["max_iter"], "max_iter")
-    coef = solve_regularized_erm(X, y, lam, loss, b=b, delta=delta, tol=tol, check_input=False, **options).coef
+    coef = solve_regularized_erm(X, y, lam, loss, b=b, ridge=ridge, tol=tol, check_input=False, **options).coef
     if return_calibration:
         return coef, (tuple(calibrations) if per_problem else calibrations[0])
     return coef
@@ -284,7 +284,7 @@ def gaussian_objective_perturbation(X, y, epsilon, delta, lam, loss="logistic", 
     options = dict(solver_options or {})
     if "max_iter" in options:
         options["max_iter"] = check_positive_integer(options["max_iter"], "max_iter")
-    coef = solve_regularized_erm(X, y, lam, loss, b=b, delta=calibration.ridge, tol=tol, check_input=False,
+    coef = solve_regularized_erm(X, y, lam, loss, b=b, ridge=calibration.ridge, tol=tol, check_input=False,
                                  **options).coef
     return (coef, calibration) if return_calibration else coef
 
@@ -327,7 +327,7 @@ def approximate_minima_perturbation(X, y, epsilon, delta, lam, gamma=None, loss=
     b_norms = np.linalg.norm(np.reshape(b, (-1, d)), axis=1)
     target = stopping_tolerance(calibration.gamma, n, d, reg, loss, perturbation_norm=float(np.max(b_norms)),
                                 name="gamma")
-    result = solve_regularized_erm(X, y, lam, loss, b=b, delta=calibration.ridge, tol=target,
+    result = solve_regularized_erm(X, y, lam, loss, b=b, ridge=calibration.ridge, tol=target,
                                    check_input=False, **options)
     certified = max(certified_gradient_norm(g, w, n, reg, loss, perturbation_norm=p)
                     for g, w, p in zip(np.reshape(result.grad_norm, -1), np.reshape(result.coef, (-1, d)), b_norms))

@@ -49,14 +49,14 @@ def _check_n(n) -> int:
     return check_positive_integer(n, "n (the number of training records)")
 
 
-def _check_representable(epsilon, n, lam, noise_rate, delta=0.0):
+def _check_representable(epsilon, n, lam, noise_rate, ridge=0.0):
     """Refuse a calibration whose noise scale or Δ overflows what the solver can represent (:data:`MAX_NOISE_SCALE`)."""
     scale = 1.0 / noise_rate if noise_rate > 0 else np.inf
-    if scale <= MAX_NOISE_SCALE and delta <= MAX_NOISE_SCALE:  # False for inf and NaN too
+    if scale <= MAX_NOISE_SCALE and ridge <= MAX_NOISE_SCALE:  # False for inf and NaN too
         return
     raise ValueError(
         f"The privacy parameters are too small to calibrate in float64 (epsilon={epsilon!r}, n={n!r} records, "
-        f"lam={lam!r}): the noise scale 1/beta = {scale!r} and Delta = {delta!r} (at most {MAX_NOISE_SCALE:g} is supported). The released "
+        f"lam={lam!r}): the noise scale 1/beta = {scale!r} and Delta = {ridge!r} (at most {MAX_NOISE_SCALE:g} is supported). The released "
         f"model would be noise of norm about n_features/beta, carrying nothing of the data. Fix: a larger epsilon "
         f"(or more records n, or a larger lam: Algorithm 1's noise scale is 2/(n*lam*epsilon))."
     )
@@ -141,14 +141,14 @@ class ObjectivePerturbationCalibration(_VectorLaplaceNoise):
     form : "corrected" or "nips2008"
     epsilon : the privacy parameter asked for
     epsilon_prime : :math:`\varepsilon'`, the budget left for the noise after the Jacobian term
-    delta : :math:`\Delta`, the extra ridge term added to the objective
+    ridge : :math:`\Delta`, the extra ridge term added to the objective
     noise_rate : :math:`\beta` of the noise density :math:`e^{-\beta\lVert b\rVert}`
     """
 
     form: str
     epsilon: float
     epsilon_prime: float
-    delta: float
+    ridge: float
     noise_rate: float
 
 
@@ -187,11 +187,11 @@ def objective_perturbation_calibration(epsilon, n, lam, curvature=0.25, lipschit
     ratio = np.float64(curvature) / (n * lam)
     with np.errstate(over="ignore"):  # a tiny n*lam overflows the ratio's square: epsilon' = -inf, Delta > 0 below
         epsilon_prime = epsilon - np.log1p(2.0 * ratio + ratio**2)
-    delta = 0.0
+    ridge = 0.0
     if epsilon_prime <= 0:
         with np.errstate(over="ignore", divide="ignore"):  # a tiny epsilon overflows Delta: refused below
-            delta = curvature / (n * np.expm1(epsilon / 4.0)) - lam
+            ridge = curvature / (n * np.expm1(epsilon / 4.0)) - lam
         epsilon_prime = epsilon / 2.0
-    _check_representable(epsilon, n, lam, float(epsilon_prime) / (2.0 * lipschitz), float(delta))
-    return ObjectivePerturbationCalibration(form, epsilon, float(epsilon_prime), float(delta),
+    _check_representable(epsilon, n, lam, float(epsilon_prime) / (2.0 * lipschitz), float(ridge))
+    return ObjectivePerturbationCalibration(form, epsilon, float(epsilon_prime), float(ridge),
                                             float(epsilon_prime) / (2.0 * lipschitz))

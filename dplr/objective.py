@@ -39,7 +39,7 @@ class RegularizedERM:
     r""":math:`J_j` above, for the rows ``w_j`` of ``W`` (shape ``(k, d)``).
 
     ``U``: signed data :math:`y_i x_i`, ``(n, d)`` shared or ``(k, n, d)`` per problem; ``lam``:
-    :math:`\lambda`; ``loss``: a loss object; ``b``: ``None`` (:math:`b = 0`) or ``(k, d)``; ``delta``:
+    :math:`\lambda`; ``loss``: a loss object; ``b``: ``None`` (:math:`b = 0`) or ``(k, d)``; ``ridge``:
     :math:`\Delta`, a number or one per problem ``(k,)``; ``weights``: ``None`` (:math:`1/n` each) or
     :math:`\omega` of shape ``(n,)`` -- e.g. a block of identical records stored once.
     """
@@ -48,7 +48,7 @@ class RegularizedERM:
     lam: float
     loss: Any
     b: np.ndarray | None = None
-    delta: Any = 0.0
+    ridge: Any = 0.0
     weights: np.ndarray | None = None
 
     @property
@@ -56,7 +56,7 @@ class RegularizedERM:
         return self.U.shape[-2]
 
     def _reg(self):
-        reg = self.lam + np.asarray(self.delta, dtype=float)
+        reg = self.lam + np.asarray(self.ridge, dtype=float)
         return reg if reg.ndim == 0 else reg[:, None]
 
     def _weights(self):
@@ -106,23 +106,23 @@ class RegularizedERM:
         return H
 
 
-def _problem(W, X, y, lam, loss, b, delta, huber_h):
+def _problem(W, X, y, lam, loss, b, ridge, huber_h):
     W = np.atleast_2d(np.asarray(W, dtype=float))
     U = np.asarray(X, dtype=float) * np.asarray(y, dtype=float)[:, None]
     B = None
     if b is not None:
         B = np.asarray(b, dtype=float)
         B = np.broadcast_to(B, W.shape) if B.ndim == 1 else B
-    return W, RegularizedERM(U, lam, get_loss(loss, huber_h), B, delta)
+    return W, RegularizedERM(U, lam, get_loss(loss, huber_h), B, ridge)
 
 
-def regularized_erm_objective(W, X, y, lam, loss="logistic", b=None, delta=0.0, huber_h=0.5):
+def regularized_erm_objective(W, X, y, lam, loss="logistic", b=None, ridge=0.0, huber_h=0.5):
     """Value of :math:`J_j(w_j)` for each row ``w_j`` of ``W`` (shape ``(k, d)`` or ``(d,)``) on data ``(X, y)``."""
-    W, problem = _problem(W, X, y, lam, loss, b, delta, huber_h)
+    W, problem = _problem(W, X, y, lam, loss, b, ridge, huber_h)
     return problem.value(W)
 
 
-def regularized_erm_gradient(W, X, y, lam, loss="logistic", b=None, delta=0.0, huber_h=0.5):
+def regularized_erm_gradient(W, X, y, lam, loss="logistic", b=None, ridge=0.0, huber_h=0.5):
     """Gradient of :math:`J_j` at each row ``w_j`` of ``W`` on data ``(X, y)``; shape ``(k, d)``."""
-    W, problem = _problem(W, X, y, lam, loss, b, delta, huber_h)
+    W, problem = _problem(W, X, y, lam, loss, b, ridge, huber_h)
     return problem.gradient(W)

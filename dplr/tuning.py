@@ -230,13 +230,13 @@ def _solve_run(X, y, lambdas, parts, objective_rngs, loss, with_erm):
     d = X.shape[1]
     problems = []
     for part, lam, rngs in zip(parts, lambdas, objective_rngs):
-        noise, deltas = [], []
+        noise, ridges = [], []
         for eps, rng in rngs.items():
             b, calibration = objective_perturbation_noise(len(part), d, eps, lam, loss, random_state=rng,
                                                           check_input=False)
             noise.append(b)
-            deltas.append(calibration.delta)
-        problems.append((X[part], y[part], lam, np.reshape(noise, (-1, d)), np.array(deltas)))
+            ridges.append(calibration.ridge)
+        problems.append((X[part], y[part], lam, np.reshape(noise, (-1, d)), np.array(ridges)))
     targets = [_unperturbed_tolerance(len(part), d, lam, loss, with_erm) for part, lam in zip(parts, lambdas)]
     solutions = solve_on_parts(problems, loss, tol=SOLVER_TOL, tol_w0=targets)
     for solution, part, lam in zip(solutions, parts, lambdas):

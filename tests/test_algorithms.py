@@ -24,7 +24,7 @@ def test_objective_perturbation_is_its_noise_then_the_solver():
     assert b.shape == (5, 4) and cal == objective_perturbation_calibration(0.1, 400, LAM)
     # the algorithm solves on the checked data (rows outside the ball by rounding projected onto it)
     X_checked, _ = check_training_data(X, Y)
-    W = solve_regularized_erm(X_checked, Y, LAM, b=b, delta=cal.delta).coef
+    W = solve_regularized_erm(X_checked, Y, LAM, b=b, ridge=cal.ridge).coef
     np.testing.assert_array_equal(objective_perturbation(X, Y, 0.1, LAM, n_draws=5, random_state=3), W)
     # the same noise passed in: the same classifiers
     np.testing.assert_array_equal(objective_perturbation(X, Y, 0.1, LAM, noise=b), W)
@@ -73,7 +73,7 @@ def test_an_epsilon_array_solves_one_problem_per_value_with_its_own_calibration(
     epsilons = [0.01, 1.0, 0.05, 1.0]  # Delta > 0 for the small ones at n lam = 4
     streams = [np.random.default_rng(s) for s in range(4)]
     W, cals = objective_perturbation(X, Y, epsilons, LAM, random_state=streams, return_calibration=True)
-    assert W.shape == (4, 4) and [c.epsilon for c in cals] == epsilons and cals[0].delta > 0 == cals[1].delta
+    assert W.shape == (4, 4) and [c.epsilon for c in cals] == epsilons and cals[0].ridge > 0 == cals[1].ridge
     for j, eps in enumerate(epsilons):
         single = objective_perturbation(X, Y, eps, LAM, random_state=np.random.default_rng(j))
         # both solve to gradient norm 1e-8 of a lam-strongly convex objective: |difference| <= 2e-8 / lam

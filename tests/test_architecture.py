@@ -185,3 +185,35 @@ def test_architecture_lists_every_module():
         if not ok:
             missing.append("/".join(parts) + ".py")
     assert not missing, f"modules missing from ARCHITECTURE.md's tables: {missing}"
+
+
+# Δ, the extra ridge of objective perturbation (JMLR 2011, Algorithm 2), is `ridge` in the code; `delta` is δ only
+# (the privacy slack of (ε, δ)-DP, or a failure probability in the learning guarantees). Patterns of `delta` as a
+# ridge: added to λ, times an identity, passed to the solver or the objective, or read off an objective-perturbation
+# calibration.
+RIDGE_AS_DELTA = [
+    r"\blam\w*\s*\+\s*[\w.]*\bdelta\b",
+    r"\bdelta\b\s*\*\s*np\.eye",
+    r"(solve_regularized_erm|regularized_erm_objective|regularized_erm_gradient|RegularizedERM|perturbation_from_output"
+    r"|log_abs_det_jacobian|jacobian_log_ratio_bound|solve_on_part)\([^)]*\bdeltas?=",
+    r"\b(cal|calibration|calibrations\[\d\]|cal_\w+)\.delta\b",
+    r"\bdelta_reg\b",
+]
+
+
+def test_delta_is_never_the_ridge():
+    offending = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if any(re.search(p, line) for p in RIDGE_AS_DELTA):
+                offending.append(f"{path.relative_to(PACKAGE.parent)}:{number}: {line.strip()}")
+    assert not offending, "delta used for the ridge Δ (call it ridge):\n" + "\n".join(offending)
+
+
+def test_the_ridge_pattern_catches_the_old_names():
+    old = ["reg = lam + cal.delta", "solve_regularized_erm(X, y, lam, b=b, delta=cal.delta).coef",
+           "factors += [_inverse_factor(H0 + delta * np.eye(d))]", "delta = calibrations[0].delta"]
+    assert all(any(re.search(p, line) for p in RIDGE_AS_DELTA) for line in old)
+    fine = ["gaussian_output_perturbation(X, y, epsilon, delta, lam)", "check_delta(delta)", "cal.deltas[0]",
+            "sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)"]
+    assert not any(re.search(p, line) for line in fine for p in RIDGE_AS_DELTA)

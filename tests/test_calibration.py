@@ -23,15 +23,15 @@ def test_sensitivity_method_calibration_is_the_papers():
 
 def test_objective_perturbation_forms():
     nips = objective_perturbation_calibration(0.1, 100, 0.01, form="nips2008")
-    assert (nips.epsilon_prime, nips.delta, nips.noise_rate) == (0.1, 0.0, 0.05)
+    assert (nips.epsilon_prime, nips.ridge, nips.noise_rate) == (0.1, 0.0, 0.05)
     # corrected, large n lam: eps' = eps - log(1 + 2c/(n lam) + c^2/(n lam)^2) > 0 and Delta = 0
     big = objective_perturbation_calibration(1.0, 10_000, 0.01)
     ratio = 0.25 / 100
-    assert big.epsilon_prime == pytest.approx(1.0 - np.log1p(2 * ratio + ratio**2)) and big.delta == 0.0
+    assert big.epsilon_prime == pytest.approx(1.0 - np.log1p(2 * ratio + ratio**2)) and big.ridge == 0.0
     assert big.noise_rate == pytest.approx(big.epsilon_prime / 2)
     # corrected, small n lam: eps' = eps / 2 and Delta = c/(n (e^{eps/4} - 1)) - lam > 0
     small = objective_perturbation_calibration(0.1, 100, 0.01)
-    assert small.epsilon_prime == 0.05 and small.delta == pytest.approx(0.25 / (100 * np.expm1(0.025)) - 0.01)
+    assert small.epsilon_prime == 0.05 and small.ridge == pytest.approx(0.25 / (100 * np.expm1(0.025)) - 0.01)
     assert small.mechanism(3).rate == small.noise_rate
 
 

@@ -42,7 +42,7 @@ def test_model_reproduces_diffprivlib_recorded_delta_and_noise_scale(record):
         cal = diffprivlib_calibration(c["epsilon"], c["n"], c["C"], c["data_norm"], c["fit_intercept"],
                                       c["corrected"])
         assert cal.noise_scale == pytest.approx(c["noise_scale"], rel=1e-12)
-        assert cal.delta == pytest.approx(c["delta"], rel=1e-12, abs=1e-15)
+        assert cal.ridge == pytest.approx(c["delta"], rel=1e-12, abs=1e-15)
 
 
 def test_shipped_calibration_is_cms11_at_unit_norm_and_not_above():
@@ -50,12 +50,12 @@ def test_shipped_calibration_is_cms11_at_unit_norm_and_not_above():
         for n in (100, 10_000):
             shipped = diffprivlib_calibration(eps, n, 1.0, 1.0, fit_intercept=False)
             jmlr = objective_perturbation_calibration(eps, n, 1.0 / n)
-            assert (shipped.epsilon_prime, shipped.delta) == pytest.approx((jmlr.epsilon_prime, jmlr.delta))
+            assert (shipped.epsilon_prime, shipped.ridge) == pytest.approx((jmlr.epsilon_prime, jmlr.ridge))
             assert shipped.noise_rate == pytest.approx(jmlr.noise_rate)
             for q in (10.0, 100.0):
                 # c q in place of c q^2: a smaller Delta (or a larger eps') than CMS11 needs
                 s, k = (diffprivlib_calibration(eps, n, 1.0, q, False, corrected=c) for c in (False, True))
-                assert s.delta < k.delta or s.epsilon_prime > k.epsilon_prime
+                assert s.ridge < k.ridge or s.epsilon_prime > k.epsilon_prime
 
 
 def test_corrected_calibration_is_proven_private_and_shipped_is_not_for_large_norms():
@@ -80,7 +80,7 @@ def test_unit_ball_equivalent_has_the_same_privacy_loss():
     assert case.value <= coupled_privacy_bound(setting[2], setting[0], setting[1]) + 1e-12
     n, lam, eps, form = setting
     unit = objective_perturbation_calibration(eps, n, lam)
-    assert unit.delta == 0 and unit.noise_rate == pytest.approx(10.0 * cal.noise_rate)
+    assert unit.ridge == 0 and unit.noise_rate == pytest.approx(10.0 * cal.noise_rate)
 
 
 def test_recorded_worst_pairs_recompute_in_diffprivlib_coordinates(record):
@@ -95,7 +95,7 @@ def test_recorded_worst_pairs_recompute_in_diffprivlib_coordinates(record):
 
 def test_intercept_construction_grows_without_bound():
     cal = diffprivlib_calibration(1.0, 100, 1.0, 1.0, fit_intercept=True)
-    assert cal.delta == 0
+    assert cal.ridge == 0
     for t in (20.0, 40.0, 80.0):
         X, y, Xp, yp, w = intercept_construction(100, cal, t)
         total, _, _ = diffprivlib_privacy_loss(w, X, y, Xp, yp, cal)
@@ -115,7 +115,7 @@ def test_norm_bound_calibration_scales_sensitivity_with_R_and_curvature_with_R_s
     # original-scale problem with regulariser lam R^2
     scaled = objective_perturbation_calibration(eps, n, lam * R**2, curvature=0.25 * R**2, lipschitz=R)
     assert scaled.epsilon_prime == pytest.approx(unit.epsilon_prime, rel=1e-12)
-    assert scaled.delta == pytest.approx(unit.delta * R**2, rel=1e-12, abs=1e-300)
+    assert scaled.ridge == pytest.approx(unit.ridge * R**2, rel=1e-12, abs=1e-300)
     assert scaled.noise_rate == pytest.approx(unit.noise_rate / R, rel=1e-12)
     assert coupled_privacy_bound(eps, n, lam) < eps
 
@@ -137,6 +137,6 @@ def test_norm_bound_estimator_is_the_unit_ball_mechanism_rescaled(R):
     for eps in (0.1, 1.0, 5.0):
         original = diffprivlib_calibration(eps, n, 1.0 / (n * lam * R**2), R, False, corrected=True)
         unit = diffprivlib_calibration(eps, n, 1.0 / (n * lam), 1.0, False, corrected=True)
-        assert original.lam == pytest.approx(lam * R**2) and original.delta == pytest.approx(unit.delta * R**2)
+        assert original.lam == pytest.approx(lam * R**2) and original.ridge == pytest.approx(unit.ridge * R**2)
         assert original.noise_rate == pytest.approx(unit.noise_rate / R)
         np.testing.assert_allclose(unit_ball_equivalent(original)[1:3], unit_ball_equivalent(unit)[1:3], rtol=1e-12)

@@ -113,16 +113,16 @@ def test_corrected_calibration_spends_at_most_epsilon():
         for eps in (0.05, 0.1, 1.0, 5.0):
             for c in (0.25, 1.0):
                 cal = objective_perturbation_calibration(eps, 100, n_lam / 100, curvature=c)
-                jacobian = 2 * np.log1p(c / (100 * (n_lam / 100 + cal.delta)))
-                assert cal.epsilon_prime > 0 and cal.delta >= 0
+                jacobian = 2 * np.log1p(c / (100 * (n_lam / 100 + cal.ridge)))
+                assert cal.epsilon_prime > 0 and cal.ridge >= 0
                 assert cal.epsilon_prime + jacobian <= eps * (1 + 1e-12)
                 assert cal.noise_rate == pytest.approx(cal.epsilon_prime / 2)
     large = objective_perturbation_calibration(0.1, 17_500, 0.01)
-    assert large.delta == 0 and 0.09 < large.epsilon_prime < 0.1
+    assert large.ridge == 0 and 0.09 < large.epsilon_prime < 0.1
     small = objective_perturbation_calibration(0.1, 100, 0.001)
-    assert small.delta > 0 and small.epsilon_prime == pytest.approx(0.05)
+    assert small.ridge > 0 and small.epsilon_prime == pytest.approx(0.05)
     nips = objective_perturbation_calibration(0.1, 100, 0.001, form="nips2008")
-    assert (nips.epsilon_prime, nips.delta, nips.noise_rate) == (0.1, 0.0, 0.05)
+    assert (nips.epsilon_prime, nips.ridge, nips.noise_rate) == (0.1, 0.0, 0.05)
 
 
 def test_objective_perturbation_estimator_reports_its_calibration(data):

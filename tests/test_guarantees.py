@@ -67,7 +67,7 @@ def test_corrected_sample_size_adds_the_jacobian_term():
     assert n == pytest.approx(0.25 * w0**2 / (g * np.expm1(eps / 4)))  # the third term dominates here
     # at that n and lambda = g/||w0||^2 the corrected calibration has Delta = 0 and eps' >= eps/2
     cal = objective_perturbation_calibration(eps, int(np.ceil(n)), g / w0**2)
-    assert cal.delta == 0 and cal.epsilon_prime >= eps / 2
+    assert cal.ridge == 0 and cal.epsilon_prime >= eps / 2
     # one record fewer than the term asks for and eps' < eps/2
     cal = objective_perturbation_calibration(eps, int(np.floor(n)) - 1, g / w0**2)
     assert cal.epsilon_prime < eps / 2
@@ -82,7 +82,7 @@ def test_deterministic_inequalities_hold_draw_by_draw():
         assert np.all(ex["sensitivity"] >= -1e-12) and np.all(ex["objective_nips2008"] >= -1e-12)
         assert np.all(ex["sensitivity"] <= (lam + 0.25) / 2 * nb["sensitivity"] ** 2 + 1e-9)
         assert np.all(ex["objective_nips2008"] <= nb["objective_nips2008"] ** 2 / (2 * n**2 * lam) + 1e-9)
-        dl, w2 = draws.delta_reg, np.sum(draws.w_star**2)
+        dl, w2 = draws.ridge, np.sum(draws.w_star**2)
         assert np.all(ex["objective_corrected"] <= nb["objective_corrected"] ** 2 / (2 * n**2 * (lam + dl))
                       + dl / 2 * w2 + 1e-9)
     # Algorithm 1 really is worse than its bound would allow without the curvature term: the test can fail.

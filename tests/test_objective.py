@@ -21,7 +21,7 @@ def test_gradient_and_hessian_are_the_derivatives_of_the_value(loss, layout):
     k, d = 3, X.shape[1]
     U = X * y[:, None] if layout == "shared" else np.stack([_data(seed=s)[0] * _data(seed=s)[1][:, None]
                                                             for s in range(k)])
-    problem = RegularizedERM(U, 0.05, loss, b=rng.standard_normal((k, d)), delta=np.array([0.0, 0.1, 0.3]),
+    problem = RegularizedERM(U, 0.05, loss, b=rng.standard_normal((k, d)), ridge=np.array([0.0, 0.1, 0.3]),
                              weights=rng.dirichlet(np.ones(40)))
     W = rng.standard_normal((k, d))
     h = 1e-6
@@ -37,10 +37,10 @@ def test_default_weights_are_the_average_loss_and_the_functions_match_the_object
     X, y = _data()
     W = np.random.default_rng(2).standard_normal((2, 3))
     b = np.ones((2, 3))
-    problem = RegularizedERM(X * y[:, None], 0.1, LogisticLoss(), b=b, delta=0.2)
+    problem = RegularizedERM(X * y[:, None], 0.1, LogisticLoss(), b=b, ridge=0.2)
     direct = 0.15 * np.sum(W**2, axis=1) + (b * W).sum(axis=1) / 40 + np.logaddexp(0, -(W @ (X * y[:, None]).T)).mean(1)
     np.testing.assert_allclose(problem.value(W), direct, rtol=1e-14)
-    np.testing.assert_array_equal(regularized_erm_objective(W, X, y, 0.1, b=b, delta=0.2), problem.value(W))
-    np.testing.assert_array_equal(regularized_erm_gradient(W, X, y, 0.1, b=b, delta=0.2), problem.gradient(W))
+    np.testing.assert_array_equal(regularized_erm_objective(W, X, y, 0.1, b=b, ridge=0.2), problem.value(W))
+    np.testing.assert_array_equal(regularized_erm_gradient(W, X, y, 0.1, b=b, ridge=0.2), problem.gradient(W))
     # one b for every row
-    np.testing.assert_array_equal(regularized_erm_gradient(W, X, y, 0.1, b=b[0], delta=0.2), problem.gradient(W))
+    np.testing.assert_array_equal(regularized_erm_gradient(W, X, y, 0.1, b=b[0], ridge=0.2), problem.gradient(W))

@@ -72,11 +72,11 @@ def test_perturbation_map_inverts_the_solver():
     for form, lam in [("nips2008", 0.1), ("corrected", 0.001)]:
         W, cal = objective_perturbation(X, y, 1.0, lam, form=form, n_draws=5, random_state=3, tol=1e-12,
                                         return_calibration=True)
-        B = perturbation_from_output(W, X, y, lam, delta=cal.delta)
+        B = perturbation_from_output(W, X, y, lam, ridge=cal.ridge)
         W2 = objective_perturbation(X, y, 1.0, lam, form=form, n_draws=5, random_state=3, tol=1e-12)
         np.testing.assert_allclose(W, W2)
         # re-solving with the recovered b gives the same output
-        np.testing.assert_allclose(solve_regularized_erm(X, y, lam, b=B, delta=cal.delta, tol=1e-12).coef, W,
+        np.testing.assert_allclose(solve_regularized_erm(X, y, lam, b=B, ridge=cal.ridge, tol=1e-12).coef, W,
                                    atol=1e-8)
 
 

@@ -25,7 +25,7 @@ def _problem(n, d, seed, noise=0.3):
     return X, y
 
 
-CASES = [  # (n, d, lam, loss, delta, beta of b or None)
+CASES = [  # (n, d, lam, loss, ridge, beta of b or None)
     (300, 2, 1e-2, "logistic", 0.0, None),
     (500, 5, 1e-3, "logistic", 0.0, 0.05),
     (200, 10, 1.0, "logistic", 0.3, 0.5),
@@ -34,23 +34,23 @@ CASES = [  # (n, d, lam, loss, delta, beta of b or None)
 ]
 
 
-@pytest.mark.parametrize("n, d, lam, loss, delta, beta", CASES)
-def test_matches_scipy_lbfgs_to_high_accuracy(n, d, lam, loss, delta, beta):
+@pytest.mark.parametrize("n, d, lam, loss, ridge, beta", CASES)
+def test_matches_scipy_lbfgs_to_high_accuracy(n, d, lam, loss, ridge, beta):
     X, y = _problem(n, d, seed=n + d)
     b = None if beta is None else sample_vector_laplace(beta, d, random_state=d)
-    result = solve_regularized_erm(X, y, lam, loss, b=b, delta=delta)
+    result = solve_regularized_erm(X, y, lam, loss, b=b, ridge=ridge)
     assert result.converged and result.grad_norm[0] <= 1e-8
 
     def fun(w):
-        return regularized_erm_objective(w, X, y, lam, loss, b=b, delta=delta)[0]
+        return regularized_erm_objective(w, X, y, lam, loss, b=b, ridge=ridge)[0]
 
     def jac(w):
-        return regularized_erm_gradient(w, X, y, lam, loss, b=b, delta=delta)[0]
+        return regularized_erm_gradient(w, X, y, lam, loss, b=b, ridge=ridge)[0]
 
     reference = minimize(fun, np.zeros(d), jac=jac, method="L-BFGS-B",
                          options={"gtol": 1e-11, "ftol": 0, "maxiter": 10_000})
-    # Strong convexity: ||w - w*|| <= ||grad|| / (lam + delta); both gradients are tiny.
-    bound = (np.linalg.norm(jac(reference.x)) + 1e-8) / (lam + delta)
+    # Strong convexity: ||w - w*|| <= ||grad|| / (lam + ridge); both gradients are tiny.
+    bound = (np.linalg.norm(jac(reference.x)) + 1e-8) / (lam + ridge)
     assert np.linalg.norm(result.coef - reference.x) <= bound + 1e-12
     assert fun(result.coef) <= fun(reference.x) + 1e-12
 
@@ -81,8 +81,8 @@ def test_bad_inputs():
         solve_regularized_erm(X, (y > 0).astype(float), 0.1)
     with pytest.raises(ValueError, match="shape"):
         solve_regularized_erm(X, y, 0.1, b=np.zeros((2, 4)))
-    with pytest.raises(ValueError, match="delta"):
-        solve_regularized_erm(X, y, 0.1, delta=-1.0)
+    with pytest.raises(ValueError, match="ridge"):
+        solve_regularized_erm(X, y, 0.1, ridge=-1.0)
 
 
 def test_warns_when_not_converged():
@@ -92,8 +92,8 @@ def test_warns_when_not_converged():
     assert not result.converged
 
 
-def _gradient_norms(W, X, y, lam, loss="logistic", b=None, delta=0.0):
-    return np.linalg.norm(regularized_erm_gradient(W, X, y, lam, loss, b=b, delta=delta), axis=1)
+def _gradient_norms(W, X, y, lam, loss="logistic", b=None, ridge=0.0):
+    return np.linalg.norm(regularized_erm_gradient(W, X, y, lam, loss, b=b, ridge=ridge), axis=1)
 
 
 @pytest.mark.parametrize("loss", ["logistic", "huber"])
@@ -115,12 +115,12 @@ def test_taylor_start_gives_the_minimisers_of_one_at_a_time_solves():
     # d = 4 and k = 40: the batch uses the third-order Taylor start and the model's Hessian estimate.
     X, y = _problem(2000, 4, seed=13)
     B = sample_vector_laplace(0.05, 4, size=40, random_state=2)
-    batch = solve_regularized_erm(X, y, 0.01, b=B, delta=0.002)
+    batch = solve_regularized_erm(X, y, 0.01, b=B, ridge=0.002)
     assert batch.converged and np.all(batch.n_iter <= 6)
-    singles = np.array([solve_regularized_erm(X, y, 0.01, b=b, delta=0.002, tol=1e-12).coef for b in B])
-    np.testing.assert_allclose(batch.coef, singles, atol=1e-6)  # ||w - w*|| <= tol / (lam + delta)
-    assert np.all(_gradient_norms(batch.coef, X, y, 0.01, b=B, delta=0.002) <= 1e-8)
-    cold = solve_regularized_erm(X, y, 0.01, b=B, delta=0.002, warm_start=False)
+    singles = np.array([solve_regularized_erm(X, y, 0.01, b=b, ridge=0.002, tol=1e-12).coef for b in B])
+    np.testing.assert_allclose(batch.coef, singles, atol=1e-6)  # ||w - w*|| <= tol / (lam + ridge)
+    assert np.all(_gradient_norms(batch.coef, X, y, 0.01, b=B, ridge=0.002) <= 1e-8)
+    cold = solve_regularized_erm(X, y, 0.01, b=B, ridge=0.002, warm_start=False)
     np.testing.assert_allclose(batch.coef, cold.coef, atol=1e-6)
 
 
@@ -173,31 +173,31 @@ def test_paper_setting_converges_in_two_passes_over_the_data():
     X, y = make_separable(n, d=ex.PAPER_D, random_state=rng)
     cal = objective_perturbation_calibration(ex.PAPER_EPSILON, n, lam)
     B = sample_vector_laplace(cal.noise_rate, ex.PAPER_D, size=ex.PAPER_RESTARTS, random_state=rng)
-    result = solve_regularized_erm(X, y, lam, b=B, delta=cal.delta, tol=1e-8)
+    result = solve_regularized_erm(X, y, lam, b=B, ridge=cal.ridge, tol=1e-8)
     assert result.converged and np.all(result.n_iter == 2)
-    assert np.all(_gradient_norms(result.coef, X, y, lam, b=B, delta=cal.delta) <= 1e-8)
+    assert np.all(_gradient_norms(result.coef, X, y, lam, b=B, ridge=cal.ridge) <= 1e-8)
 
 
-def test_one_delta_per_problem_solves_each_group_as_its_own_batch():
+def test_one_ridge_per_problem_solves_each_group_as_its_own_batch():
     X, y = _problem(300, 3, 20)
     B = sample_vector_laplace(0.05, 3, size=7, random_state=21)
-    deltas = np.array([0.0, 0.2, 0.0, 0.05, 0.2, 0.0, 0.05])
-    grouped = solve_regularized_erm(X, y, 0.01, b=B, delta=deltas)
+    ridges = np.array([0.0, 0.2, 0.0, 0.05, 0.2, 0.0, 0.05])
+    grouped = solve_regularized_erm(X, y, 0.01, b=B, ridge=ridges)
     for value in (0.0, 0.2, 0.05):
-        rows = deltas == value
-        np.testing.assert_array_equal(grouped.coef[rows], solve_regularized_erm(X, y, 0.01, b=B[rows], delta=value).coef)
-    with pytest.raises(ValueError, match="one delta per problem"):
-        solve_regularized_erm(X, y, 0.01, b=B[:3], delta=deltas)
-    with pytest.raises(ValueError, match="delta"):
-        solve_regularized_erm(X, y, 0.01, b=B, delta=-deltas)
+        rows = ridges == value
+        np.testing.assert_array_equal(grouped.coef[rows], solve_regularized_erm(X, y, 0.01, b=B[rows], ridge=value).coef)
+    with pytest.raises(ValueError, match="one ridge per problem"):
+        solve_regularized_erm(X, y, 0.01, b=B[:3], ridge=ridges)
+    with pytest.raises(ValueError, match="ridge"):
+        solve_regularized_erm(X, y, 0.01, b=B, ridge=-ridges)
 
 
 @pytest.mark.parametrize("loss", ["logistic", "huber"])
 def test_fast_path_finds_the_minimisers_of_the_reference_newton(loss):
     X, y = _problem(500, 4, 22)
     B = sample_vector_laplace(0.05, 4, size=40, random_state=23)
-    fast = solve_regularized_erm(X, y, 0.02, loss, b=B, delta=0.03, tol=1e-10)
-    problem = RegularizedERM(X * y[:, None], 0.02, get_loss(loss), b=B, delta=0.03)
+    fast = solve_regularized_erm(X, y, 0.02, loss, b=B, ridge=0.03, tol=1e-10)
+    problem = RegularizedERM(X * y[:, None], 0.02, get_loss(loss), b=B, ridge=0.03)
     reference = damped_newton(problem, np.zeros_like(B))
     assert reference.converged and np.all(reference.grad_norm <= 1e-12)
     # gradient norms 1e-10 and 1e-12 of a 0.05-strongly convex objective: minimisers within 2e-9 / 0.05
@@ -219,9 +219,9 @@ def test_shared_part_solver_finds_the_reference_minimisers_for_every_delta(loss)
     # The tuning path: one part, problems with different Delta (some far from w0: large b), around one Hessian.
     X, y = _problem(400, 5, 31)
     B = np.vstack([sample_vector_laplace(s, 5, size=4, random_state=32 + i) for i, s in enumerate((0.02, 0.2, 2.0))])
-    deltas = np.repeat([0.0, 0.01, 0.3], 4)
-    part = solve_on_part(X, y, 0.02, get_loss(loss), B, deltas, tol=1e-10)
-    problem = RegularizedERM(X * y[:, None], 0.02, get_loss(loss), b=B, delta=deltas)
+    ridges = np.repeat([0.0, 0.01, 0.3], 4)
+    part = solve_on_part(X, y, 0.02, get_loss(loss), B, ridges, tol=1e-10)
+    problem = RegularizedERM(X * y[:, None], 0.02, get_loss(loss), b=B, ridge=ridges)
     reference = damped_newton(problem, np.zeros_like(B))
     assert reference.converged and np.all(part.grad_norm <= 1e-10)
     # gradient norms 1e-10 and 1e-12 of a 0.02-strongly convex objective: minimisers within ~5e-9 of each other
@@ -234,12 +234,12 @@ def test_shared_part_solver_does_not_depend_on_the_batch():
     # Each problem's iterates use only its own b, Delta and the part: solving a subset gives the same minimisers.
     X, y = _problem(300, 4, 41)
     B = sample_vector_laplace(0.1, 4, size=6, random_state=42)
-    deltas = np.array([0.0, 0.05, 0.0, 0.2, 0.05, 0.0])
-    whole = solve_on_part(X, y, 0.01, get_loss("logistic"), B, deltas, tol=1e-10)
+    ridges = np.array([0.0, 0.05, 0.0, 0.2, 0.05, 0.0])
+    whole = solve_on_part(X, y, 0.01, get_loss("logistic"), B, ridges, tol=1e-10)
     for rows in ([0], [1, 3], [5, 2, 4]):
-        alone = solve_on_part(X, y, 0.01, get_loss("logistic"), B[rows], deltas[rows], tol=1e-10)
+        alone = solve_on_part(X, y, 0.01, get_loss("logistic"), B[rows], ridges[rows], tol=1e-10)
         np.testing.assert_allclose(alone.coef, whole.coef[rows], rtol=0, atol=1e-12)
-    assert solve_on_part(X, y, 0.01, get_loss("logistic"), B[:0], deltas[:0]).coef.shape == (0, 4)
+    assert solve_on_part(X, y, 0.01, get_loss("logistic"), B[:0], ridges[:0]).coef.shape == (0, 4)
 
 
 def _parts_with_duplicates(seed):
@@ -277,11 +277,11 @@ def test_parts_solved_together_are_each_the_part_solved_alone(loss, monkeypatch)
 def test_folded_duplicates_give_the_reference_minimisers(loss):
     # a part of 500 records with at most 60 distinct rows: the solver folds them, the objective is the same
     from dplr.solver.shared import _fold_duplicates
-    Xp, yp, lam, B, deltas = _parts_with_duplicates(52)[1]
+    Xp, yp, lam, B, ridges = _parts_with_duplicates(52)[1]
     distinct, counts = _fold_duplicates(Xp * yp[:, None])
     assert counts is not None and len(distinct) <= 60 and counts.sum() == len(yp)
-    part = solve_on_part(Xp, yp, lam, get_loss(loss), B, deltas, tol=1e-10)
-    problem = RegularizedERM(Xp * yp[:, None], lam, get_loss(loss), b=B, delta=deltas)
+    part = solve_on_part(Xp, yp, lam, get_loss(loss), B, ridges, tol=1e-10)
+    problem = RegularizedERM(Xp * yp[:, None], lam, get_loss(loss), b=B, ridge=ridges)
     reference = damped_newton(problem, np.zeros_like(B))
     assert reference.converged and np.all(part.grad_norm <= 1e-10)
     np.testing.assert_allclose(part.coef, reference.coef, rtol=0, atol=1e-10 / lam)
@@ -313,7 +313,7 @@ def test_the_screen_passes_parts_with_repeats_to_the_fold(monkeypatch):
     # a part larger than SCREEN_ROWS: equal rows among the evenly spaced sample send it to the fold, whose counts make
     # the same objective; a part without repeats is left as it is (no counts)
     from dplr.solver import shared
-    Xp, yp, lam, B, deltas = _parts_with_duplicates(55)[1]
+    Xp, yp, lam, B, ridges = _parts_with_duplicates(55)[1]
     monkeypatch.setattr(shared, "SCREEN_ROWS", 50)
     assert shared._may_repeat(Xp, yp)
     part = shared._prepare(Xp, yp, lam, get_loss("logistic"))

@@ -181,7 +181,7 @@ def test_thesis_algorithm2_equals_paper_form_on_pm1_and_solves_its_objective_on_
         b = pipeline.noise_vectors(draws, 1 / cal.noise_rate, "gamma_scale")
         # gradient of (λ+Δ)/2||w||² + bᵀw/n + (1/n)Σ ln(1 + exp(-y xᵀw)) with y in {0, 1}
         Z = (X * y01[:, None]) @ W.T
-        grad = (0.05 + cal.delta) * W + b / 200 - ((1 / (1 + np.exp(Z))).T @ (X * y01[:, None])) / 200
+        grad = (0.05 + cal.ridge) * W + b / 200 - ((1 / (1 + np.exp(Z))).T @ (X * y01[:, None])) / 200
         assert np.abs(grad).max() < 1e-7
 
 

@@ -288,7 +288,7 @@ class NoRidgeGaussianObjectivePerturbation:
         noise = gaussian_objective_perturbation_calibration(self.epsilon, self.delta, len(y), self.lam).mechanism(
             X.shape[1])
         b = noise.sample(size, check_random_state(random_state))
-        return solve_regularized_erm(X, y, self.lam, b=b, delta=0.0, chunk_size=self.chunk_size).coef
+        return solve_regularized_erm(X, y, self.lam, b=b, ridge=0.0, chunk_size=self.chunk_size).coef
 
 
 @dataclass(frozen=True)
@@ -306,7 +306,7 @@ class _NoRidgeApproximateMinimaPerturbation:
         cal = approximate_minima_perturbation_calibration(self.epsilon, self.delta, n, self.lam, gamma)
         rng = check_random_state(random_state)
         b = cal.mechanism(d).sample(size, rng)
-        w = solve_regularized_erm(X, y, self.lam, b=b, delta=0.0, tol=gamma, chunk_size=self.chunk_size).coef
+        w = solve_regularized_erm(X, y, self.lam, b=b, ridge=0.0, tol=gamma, chunk_size=self.chunk_size).coef
         # the output noise of the calibrated ridge's lambda + Delta, unchanged: the ridge is dropped (and the solve
         # stops at a computed gamma, not a certified one: dplr.solver.stopping; a rounding far below the ridge's)
         return w + cal.output_mechanism(d).sample(size, rng)

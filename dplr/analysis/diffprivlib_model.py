@@ -70,7 +70,7 @@ class DiffprivlibCalibration:
 
     ``row_norm`` :math:`s` (``data_sensitivity``: ``data_norm``, or :math:`\sqrt{q^2+1}` with an intercept);
     ``alpha`` :math:`= 1/C`; ``lam`` :math:`= 1/(nC)`, the coefficient of :math:`\frac12\lVert w_{\rm coef}\rVert^2`
-    in the mean objective; ``delta`` :math:`\Delta`, the coefficient of :math:`\frac12\lVert w\rVert^2` added by the
+    in the mean objective; ``ridge`` :math:`\Delta`, the coefficient of :math:`\frac12\lVert w\rVert^2` added by the
     mechanism (same units); ``noise_scale`` :math:`2s/\varepsilon'` and ``noise_rate`` its inverse;
     ``intercept_regularised``: whether :math:`\lambda` also applies to the intercept.
     """
@@ -85,16 +85,16 @@ class DiffprivlibCalibration:
     alpha: float
     lam: float
     epsilon_prime: float
-    delta: float
+    ridge: float
     noise_scale: float
     noise_rate: float
     intercept_regularised: bool
 
     def regulariser(self, d) -> np.ndarray:
         r"""Diagonal of :math:`\lambda P + \Delta I` for ``d`` features (the intercept last, when fitted)."""
-        diag = np.full(d + int(self.fit_intercept), self.lam + self.delta)
+        diag = np.full(d + int(self.fit_intercept), self.lam + self.ridge)
         if self.fit_intercept and not self.intercept_regularised:
-            diag[-1] = self.delta
+            diag[-1] = self.ridge
         return diag
 
 
@@ -115,15 +115,15 @@ def diffprivlib_calibration(epsilon, n, C=1.0, data_norm=1.0, fit_intercept=True
     alpha, lam, c = 1.0 / C, 1.0 / (n * C), DIFFPRIVLIB_CURVATURE
     if corrected:
         cal = objective_perturbation_calibration(epsilon, n, lam, curvature=c * s**2, lipschitz=s)
-        eps_p, delta = cal.epsilon_prime, cal.delta
+        eps_p, ridge = cal.epsilon_prime, cal.ridge
     else:
-        eps_p, delta = epsilon - 2.0 * np.log1p(c * s / alpha), 0.0
+        eps_p, ridge = epsilon - 2.0 * np.log1p(c * s / alpha), 0.0
         if eps_p <= 0:
-            delta = (c * s / np.expm1(epsilon / 4.0) - alpha) / n
+            ridge = (c * s / np.expm1(epsilon / 4.0) - alpha) / n
             eps_p = epsilon / 2.0
     scale = 2.0 * s / eps_p
     return DiffprivlibCalibration(epsilon, n, C, q, bool(fit_intercept), bool(corrected), s, alpha, lam,
-                                  float(eps_p), float(delta), float(scale), float(1.0 / scale),
+                                  float(eps_p), float(ridge), float(scale), float(1.0 / scale),
                                   bool(corrected or not fit_intercept))
 
 
@@ -140,7 +140,7 @@ def unit_ball_equivalent(cal: DiffprivlibCalibration):
     if not cal.intercept_regularised:
         raise ValueError("the unregularised intercept has no unit-ball equivalent; use diffprivlib_privacy_loss.")
     s = cal.row_norm
-    mu = cal.n * (cal.lam + cal.delta) / s**2
+    mu = cal.n * (cal.lam + cal.ridge) / s**2
     beta = s * cal.noise_rate
     eps_eq = 2.0 * beta + 2.0 * np.log1p(DIFFPRIVLIB_CURVATURE / mu)
     return cal.n, float(mu / cal.n), float(eps_eq), "corrected"
@@ -215,10 +215,10 @@ def intercept_upper_bound(cal: DiffprivlibCalibration):
     :math:`\le \log(1 + c s^2/(n\Delta))` (matrix determinant lemma, :math:`A_S \succeq n\Delta I`):
     :func:`dplr.analysis.privacy_loss.jacobian_log_ratio_bound` with curvature :math:`c s^2`.
     """
-    if cal.delta <= 0:
+    if cal.ridge <= 0:
         return float("inf")
     return float(2.0 * cal.row_norm * cal.noise_rate
-                 + jacobian_log_ratio_bound(cal.n, 0.0, DIFFPRIVLIB_CURVATURE * cal.row_norm**2, cal.delta))
+                 + jacobian_log_ratio_bound(cal.n, 0.0, DIFFPRIVLIB_CURVATURE * cal.row_norm**2, cal.ridge))
 
 
 def proven_upper_bound(cal: DiffprivlibCalibration):

@@ -139,7 +139,7 @@ def corrected_objective_perturbation_bound(n, lam, epsilon, d, delta, w_star_nor
     if w_star_norm is None:
         w_star_norm = np.sqrt(2 * np.log(2) / lam)
     r = gamma_tail_radius(d, 2 / cal.epsilon_prime, delta, "exact")
-    return r**2 / (2 * n**2 * (lam + cal.delta)) + cal.delta / 2 * w_star_norm**2
+    return r**2 / (2 * n**2 * (lam + cal.ridge)) + cal.ridge / 2 * w_star_norm**2
 
 
 def lemma_bound_ratio(lam, constants="paper"):
@@ -198,14 +198,14 @@ class ExcessLossDraws:
 
     ``excess[name]`` and ``noise_norm[name]`` (:math:`\lVert\eta\rVert` for Algorithm 1,
     :math:`\lVert b\rVert` for Algorithm 2, as drawn) for ``name`` in
-    ``"sensitivity"``, ``"objective_nips2008"``, ``"objective_corrected"``; ``delta_reg`` is the corrected
+    ``"sensitivity"``, ``"objective_nips2008"``, ``"objective_corrected"``; ``ridge`` is the corrected
     form's :math:`\Delta`.
     """
 
     excess: dict
     noise_norm: dict
     w_star: np.ndarray
-    delta_reg: float
+    ridge: float
 
 
 ALGORITHMS = ("sensitivity", "objective_nips2008", "objective_corrected")
@@ -229,15 +229,15 @@ def excess_loss_draws(X, y, lam, epsilon, n_draws, random_state=None) -> ExcessL
     eta, _ = sensitivity_method_noise(n, d, epsilon, lam, n_draws=n_draws, random_state=rng, solver_tol=tol)
     excess["sensitivity"] = regularized_erm_objective(w_star + eta, X, y, lam) - f_star
     norms["sensitivity"] = np.linalg.norm(eta, axis=1)
-    delta_reg = 0.0
+    ridge = 0.0
     for form in ("nips2008", "corrected"):
         b, cal = objective_perturbation_noise(n, d, epsilon, lam, form=form, n_draws=n_draws, random_state=rng)
         W = objective_perturbation(X, y, epsilon, lam, form=form, noise=b, tol=tol)
         excess[f"objective_{form}"] = regularized_erm_objective(W, X, y, lam) - f_star
         norms[f"objective_{form}"] = np.linalg.norm(b, axis=1)
         if form == "corrected":
-            delta_reg = cal.delta
-    return ExcessLossDraws(excess, norms, w_star, float(delta_reg))
+            ridge = cal.ridge
+    return ExcessLossDraws(excess, norms, w_star, float(ridge))
 
 
 @dataclass(frozen=True)
@@ -294,7 +294,7 @@ def simulate_excess_loss(ns, lams, epsilon, d, n_draws, delta=0.05, random_state
                 else:
                     b = corrected_objective_perturbation_bound(n, lam, epsilon, d, delta, w_star_norm=w_norm)
                     bounds = (b, b)
-                    det = ex <= nb**2 / (2 * n**2 * (lam + draws.delta_reg)) + draws.delta_reg / 2 * w_norm**2 + slack
+                    det = ex <= nb**2 / (2 * n**2 * (lam + draws.ridge)) + draws.ridge / 2 * w_norm**2 + slack
                 rows.append(ExcessLossSummary(int(n), float(lam), name, float(np.quantile(ex, 1 - delta)),
                                               float(ex.mean()), float(bounds[0]), float(bounds[1]),
                                               float(np.mean(ex > bounds[0])), float(np.mean(ex > bounds[1])),

@@ -74,7 +74,7 @@ def _rate_and_mu(epsilon, n, lam, loss, form):
     if form not in OBJECTIVE_PERTURBATION_FORMS:
         raise ValueError(f"form must be one of {OBJECTIVE_PERTURBATION_FORMS}, got {form!r}.")
     cal = objective_perturbation_calibration(epsilon, n, lam, loss.curvature, loss.lipschitz, form)
-    return cal.noise_rate, n * (lam + cal.delta)
+    return cal.noise_rate, n * (lam + cal.ridge)
 
 
 def _logistic_best_p(beta, mu):

@@ -185,7 +185,7 @@ def _as_rows(W, d):
     return W, single
 
 
-def perturbation_from_output(W, X, y, lam, loss="logistic", delta=0.0, huber_h=0.5):
+def perturbation_from_output(W, X, y, lam, loss="logistic", ridge=0.0, huber_h=0.5):
     r"""The unique noise vector :math:`b_D(w)` that makes Algorithm 2 output :math:`w` on data :math:`D`.
 
     :math:`b_D(w) = -n(\lambda+\Delta)w - \sum_i \ell'(y_i w^\top x_i)\, y_i x_i`, from setting the
@@ -198,11 +198,11 @@ def perturbation_from_output(W, X, y, lam, loss="logistic", delta=0.0, huber_h=0
     U = X * np.asarray(y, dtype=float)[:, None]
     W2, single = _as_rows(W, X.shape[1])
     n = X.shape[0]
-    B = -n * (lam + delta) * W2 - loss.derivative(W2 @ U.T) @ U
+    B = -n * (lam + ridge) * W2 - loss.derivative(W2 @ U.T) @ U
     return B[0] if single else B
 
 
-def log_abs_det_jacobian(W, X, y, lam, loss="logistic", delta=0.0, huber_h=0.5):
+def log_abs_det_jacobian(W, X, y, lam, loss="logistic", ridge=0.0, huber_h=0.5):
     r""":math:`\log|\det \nabla b_D(w)| = \log\det\big(n(\lambda+\Delta)I + \sum_i \ell''(y_i w^\top x_i) x_i x_i^\top\big)`.
 
     The matrix is :math:`n` times the Hessian of the (unperturbed) objective; it is positive definite
@@ -215,7 +215,7 @@ def log_abs_det_jacobian(W, X, y, lam, loss="logistic", delta=0.0, huber_h=0.5):
     n, d = X.shape
     S = loss.second_derivative(W2 @ U.T)  # (k, n)
     H = np.einsum("kn,ni,nj->kij", S, U, U)
-    H[:, np.arange(d), np.arange(d)] += n * (lam + delta)
+    H[:, np.arange(d), np.arange(d)] += n * (lam + ridge)
     sign, logdet = np.linalg.slogdet(H)
     if np.any(sign <= 0):
         raise FloatingPointError("the Jacobian matrix is not positive definite; check lam > 0 and the loss.")
@@ -233,8 +233,8 @@ def objective_perturbation_log_density(W, X, y, epsilon, lam, loss="logistic", f
     loss = get_loss(loss, huber_h)
     n = np.asarray(X).shape[0]
     cal = objective_perturbation_calibration(epsilon, n, lam, loss.curvature, loss.lipschitz, form)
-    B = perturbation_from_output(W, X, y, lam, loss, cal.delta)
-    return cal.mechanism(B.shape[-1]).log_density(B) + log_abs_det_jacobian(W, X, y, lam, loss, cal.delta)
+    B = perturbation_from_output(W, X, y, lam, loss, cal.ridge)
+    return cal.mechanism(B.shape[-1]).log_density(B) + log_abs_det_jacobian(W, X, y, lam, loss, cal.ridge)
 
 
 @dataclass(frozen=True)
@@ -264,11 +264,11 @@ def objective_perturbation_privacy_loss(W, pair: NeighbouringPair, epsilon, lam,
     r"""Exact privacy loss :math:`\log p_D(w)/p_{D'}(w)` of Algorithm 2 at outputs ``W`` (``(d,)`` or ``(k, d)``)."""
     loss = get_loss(loss, huber_h)
     cal = objective_perturbation_calibration(epsilon, pair.n, lam, loss.curvature, loss.lipschitz, form)
-    B = np.atleast_2d(perturbation_from_output(W, pair.X, pair.y, lam, loss, cal.delta))
-    Bp = np.atleast_2d(perturbation_from_output(W, pair.X_prime, pair.y_prime, lam, loss, cal.delta))
+    B = np.atleast_2d(perturbation_from_output(W, pair.X, pair.y, lam, loss, cal.ridge))
+    Bp = np.atleast_2d(perturbation_from_output(W, pair.X_prime, pair.y_prime, lam, loss, cal.ridge))
     noise = cal.noise_rate * norm_difference(Bp, B)
-    jac = (np.atleast_1d(log_abs_det_jacobian(W, pair.X, pair.y, lam, loss, cal.delta))
-           - np.atleast_1d(log_abs_det_jacobian(W, pair.X_prime, pair.y_prime, lam, loss, cal.delta)))
+    jac = (np.atleast_1d(log_abs_det_jacobian(W, pair.X, pair.y, lam, loss, cal.ridge))
+           - np.atleast_1d(log_abs_det_jacobian(W, pair.X_prime, pair.y_prime, lam, loss, cal.ridge)))
     if np.asarray(W).ndim == 1:
         return PrivacyLossTerms(float(noise[0] + jac[0]), float(noise[0]), float(jac[0]))
     return PrivacyLossTerms(noise + jac, noise, jac)
@@ -277,7 +277,7 @@ def objective_perturbation_privacy_loss(W, pair: NeighbouringPair, epsilon, lam,
 # ----------------------------------------------------------------------------------------------
 # Proven upper bounds
 # ----------------------------------------------------------------------------------------------
-def jacobian_log_ratio_bound(n, lam, curvature=0.25, delta=0.0, sharp=True):
+def jacobian_log_ratio_bound(n, lam, curvature=0.25, ridge=0.0, sharp=True):
     r"""Upper bound on the Jacobian term :math:`|\log\det\nabla b_D(w) - \log\det\nabla b_{D'}(w)|`.
 
     ``sharp=True``: :math:`\log(1 + c/(n(\lambda+\Delta)))`, from the matrix determinant lemma applied
@@ -285,7 +285,7 @@ def jacobian_log_ratio_bound(n, lam, curvature=0.25, delta=0.0, sharp=True):
     the same :math:`A`). ``sharp=False``: :math:`2\log(1 + c/(n(\lambda+\Delta)))`, the bound of JMLR 2011
     (proof of Theorem 9), which treats the difference as a rank-two perturbation.
     """
-    value = np.log1p(curvature / (n * (lam + delta)))
+    value = np.log1p(curvature / (n * (lam + ridge)))
     return float(value if sharp else 2 * value)
 
 
@@ -301,4 +301,4 @@ def objective_perturbation_privacy_bound(epsilon, n, lam, curvature=0.25, lipsch
     :math:`\varepsilon + \log(1 + c/(n\lambda))` (``sharp``), which exceeds the claimed :math:`\varepsilon`.
     """
     cal = objective_perturbation_calibration(epsilon, n, lam, curvature, lipschitz, form)
-    return 2 * lipschitz * cal.noise_rate + jacobian_log_ratio_bound(n, lam, curvature, cal.delta, sharp)
+    return 2 * lipschitz * cal.noise_rate + jacobian_log_ratio_bound(n, lam, curvature, cal.ridge, sharp)

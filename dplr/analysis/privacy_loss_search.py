@@ -268,7 +268,7 @@ def worst_case_objective_perturbation_privacy_loss(X_shared, y_shared, epsilon, 
     U_shared = X_shared * y_shared[:, None]
     n = X_shared.shape[0] + 1
     cal = objective_perturbation_calibration(epsilon, n, lam, loss.curvature, loss.lipschitz, form)
-    reg, beta = lam + cal.delta, cal.noise_rate
+    reg, beta = lam + cal.ridge, cal.noise_rate
     grid = output_grid(d, np.geomspace(1e-3, 1e5, 81) if radii is None else radii, n_angles)
     records = _record_grid(d, record_radii, record_angles)
 

@@ -92,7 +92,7 @@ def certificate_check(X, y, lam, loss="logistic", b_scale=50.0, n_perturbed=2, f
     result = solve_regularized_erm(X, y, lam, loss, tol=tol, max_iter=200)
     runs.append(("unperturbed", X, y, lam, None, result.coef, float(result.grad_norm[0])))
     B = rng.normal(scale=b_scale, size=(n_perturbed, d))
-    result = solve_regularized_erm(X, y, lam, loss, b=B, delta=2 * lam, tol=tol, max_iter=200)
+    result = solve_regularized_erm(X, y, lam, loss, b=B, ridge=2 * lam, tol=tol, max_iter=200)
     runs += [("perturbed", X, y, lam + 2 * lam, B[j], result.coef[j], float(result.grad_norm[j]))
              for j in range(n_perturbed)]
     Xf, yf = np.repeat(X[:n // fold], fold, axis=0), np.repeat(y[:n // fold], fold)

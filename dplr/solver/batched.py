@@ -241,11 +241,11 @@ def _newton(design, B, start, reg, loss, tol, max_iter, taylor=None):
         batch.line_search(active, trial, design, B, reg, loss, target, speculate_above)
 
 
-def _solve_batch(X, y, B, lam, delta, loss, tol, max_iter, warm_start, chunk_size, n_threads):
+def _solve_batch(X, y, B, lam, ridge, loss, tol, max_iter, warm_start, chunk_size, n_threads):
     """One batch with a common Delta: design, shared start (and Taylor start), chunks on threads."""
     n, d = X.shape
     k = B.shape[0]
-    reg = lam + delta
+    reg = lam + ridge
     radius2 = float(np.max(np.einsum("ij,ij->i", X, X))) if n else 0.0
     low_precision = reg >= SINGLE_PRECISION_REG * loss.curvature * radius2
     # one problem: its Hessians straight from the data, cheaper than building the table of products
@@ -276,7 +276,7 @@ def _solve_batch(X, y, B, lam, delta, loss, tol, max_iter, warm_start, chunk_siz
     return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
 
 
-def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, delta=0.0, huber_h=0.5, tol=1e-8, max_iter=100,
+def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, ridge=0.0, huber_h=0.5, tol=1e-8, max_iter=100,
                           warm_start=True, chunk_size=None, n_threads=None, check_input=True):
     r"""Minimise :math:`\frac{\lambda+\Delta}{2}\lVert w\rVert^2 + b^\top w/n + \frac1n\sum_i \ell(y_i w^\top x_i)`.
 
@@ -289,7 +289,7 @@ def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, delta=0.0, hube
     loss : "logistic", "huber" or a loss object from :mod:`dplr.losses`.
     b : None, array (d,) or array (k, d)
         Perturbation vectors; ``None`` means :math:`b = 0` (non-private ERM).
-    delta : float or array (k,)
+    ridge : float or array (k,)
         Extra ridge term :math:`\Delta \ge 0` of the corrected objective perturbation (JMLR 2011), one
         for all problems or one per problem. Problems with equal :math:`\Delta` are solved as one batch.
     tol : float
@@ -320,9 +320,9 @@ def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, delta=0.0, hube
     """
     if check_input:
         lam = check_lambda(lam)
-        delta_values = np.asarray(delta, dtype=float)
-        if delta_values.ndim > 1 or not np.all(np.isfinite(delta_values)) or np.any(delta_values < 0):
-            raise ValueError(f"delta must be a finite number >= 0 (or one per problem), got {delta!r}.")
+        ridge_values = np.asarray(ridge, dtype=float)
+        if ridge_values.ndim > 1 or not np.all(np.isfinite(ridge_values)) or np.any(ridge_values < 0):
+            raise ValueError(f"ridge must be a finite number >= 0 (or one per problem), got {ridge!r}.")
         loss = get_loss(loss, huber_h)
         X, y = check_signed_data(X, y)
         tol, max_iter = check_tolerance(tol), check_positive_integer(max_iter, "max_iter")
@@ -331,21 +331,21 @@ def solve_regularized_erm(X, y, lam, loss="logistic", *, b=None, delta=0.0, hube
         chunk_size = max(8, CHUNK_ELEMENTS // X.shape[0])
     if int(chunk_size) < 1 or n_threads < 1:
         raise ValueError("chunk_size and n_threads must be positive integers.")
-    per_problem = np.ndim(delta) == 1
-    B, single = _as_batch(b, np.size(delta) if per_problem else 1, X.shape[1])
+    per_problem = np.ndim(ridge) == 1
+    B, single = _as_batch(b, np.size(ridge) if per_problem else 1, X.shape[1])
     k = B.shape[0]
     if not per_problem:
-        W, grad_norm, n_iter = _solve_batch(X, y, B, lam, delta, loss, tol, max_iter, warm_start, chunk_size,
+        W, grad_norm, n_iter = _solve_batch(X, y, B, lam, ridge, loss, tol, max_iter, warm_start, chunk_size,
                                             n_threads)
     else:  # one batch per value of Delta, in the order of first appearance
-        deltas = np.asarray(delta, dtype=float)
-        if deltas.shape != (k,) or (single and b is not None):
-            raise ValueError(f"one delta per problem needs b of shape (k, d) and k = {deltas.size} deltas, "
+        ridges = np.asarray(ridge, dtype=float)
+        if ridges.shape != (k,) or (single and b is not None):
+            raise ValueError(f"one ridge per problem needs b of shape (k, d) and k = {ridges.size} ridges, "
                              f"got b of shape {np.shape(b)}.")
         single = False
         W, grad_norm, n_iter = np.empty_like(B), np.empty(k), np.empty(k, dtype=int)
-        for value in dict.fromkeys(deltas.tolist()):
-            rows = np.flatnonzero(deltas == value)
+        for value in dict.fromkeys(ridges.tolist()):
+            rows = np.flatnonzero(ridges == value)
             W[rows], grad_norm[rows], n_iter[rows] = _solve_batch(
                 X, y, B[rows], lam, value, loss, tol, max_iter, warm_start, chunk_size, n_threads)
 

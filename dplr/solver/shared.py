@@ -344,7 +344,7 @@ def _groups(sizes):
 
 def solve_on_parts(parts, loss, tol=1e-8, max_iter=200, tol_w0=None):
     """:func:`~dplr.solver.solve_on_part` for several parts at once: ``parts`` is a sequence of
-    ``(X, y, lam, B, deltas)``.
+    ``(X, y, lam, B, ridges)``.
 
     ``tol`` stops the perturbed problems; ``tol_w0`` (default ``tol``; one number, or one per part) the unperturbed
     ones, whose minimisers an output perturbation releases: private tuning passes each part's
@@ -378,16 +378,16 @@ def solve_on_parts(parts, loss, tol=1e-8, max_iter=200, tol_w0=None):
                       ConvergenceWarning, stacklevel=3)
     # 2. one Hessian per part at its w0, shared by the part's perturbed problems: (H0 + Delta_j I)^{-1} for each
     B = [np.asarray(b, dtype=float).reshape(-1, d) for _, _, _, b, _ in parts]
-    deltas = [np.asarray(delta, dtype=float).reshape(-1) for _, _, _, _, delta in parts]
+    ridges = [np.asarray(ridge, dtype=float).reshape(-1) for _, _, _, _, ridge in parts]
     counts = np.array([len(b) for b in B], dtype=int)
     factors = []
     for p in range(m):
         if counts[p]:
             H0 = _hessian(data[p], loss.second_derivative(data[p].Xy @ w0[p]), lams[p])
-            factors += [_inverse_factor(H0 + delta * np.eye(d)) for delta in deltas[p]]
+            factors += [_inverse_factor(H0 + ridge * np.eye(d)) for ridge in ridges[p]]
     # 3. every perturbed problem from its part's w0, where J_j and its gradient follow from J0 and G0 without a pass
     parts_of = np.repeat(np.arange(m), counts)
-    B_all, shift = np.vstack(B + [zero[:0]]), np.concatenate(deltas + [np.zeros(0)])
+    B_all, shift = np.vstack(B + [zero[:0]]), np.concatenate(ridges + [np.zeros(0)])
     W_start = np.repeat(w0, counts, axis=0)
     n = np.array([data[p].n for p in range(m)], dtype=float)[parts_of]
     J_start = (J0[parts_of] + np.einsum("kd,kd->k", B_all, W_start) / n
@@ -408,10 +408,10 @@ def solve_on_parts(parts, loss, tol=1e-8, max_iter=200, tol_w0=None):
             for p in range(m)]
 
 
-def solve_on_part(X, y, lam, loss, B, deltas, tol=1e-8, max_iter=200, tol_w0=None):
-    """The unperturbed minimiser and the perturbed ones (rows of ``B``, per-problem ``deltas``) on one part;
+def solve_on_part(X, y, lam, loss, B, ridges, tol=1e-8, max_iter=200, tol_w0=None):
+    """The unperturbed minimiser and the perturbed ones (rows of ``B``, per-problem ``ridges``) on one part;
     ``tol_w0`` as in :func:`solve_on_parts`.
 
     Inputs are trusted (callers validated them at the public boundary). Returns a :class:`PartSolution`.
     """
-    return solve_on_parts([(X, y, lam, B, deltas)], loss, tol=tol, max_iter=max_iter, tol_w0=tol_w0)[0]
+    return solve_on_parts([(X, y, lam, B, ridges)], loss, tol=tol, max_iter=max_iter, tol_w0=tol_w0)[0]

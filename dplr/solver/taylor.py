@@ -5,16 +5,16 @@ problem (:math:`b = 0`). Near it, problem :math:`j`'s gradient is
 
 .. math::
 
-    \nabla J_j(w_0 + \delta) = g_0 + \frac{b_j}{n} + H_0\delta + \tfrac12 T[\delta, \delta]
-        + \tfrac16 Q[\delta, \delta, \delta] + O(\lVert\delta\rVert^4),
+    \nabla J_j(w_0 + v) = g_0 + \frac{b_j}{n} + H_0 v + \tfrac12 T[v, v]
+        + \tfrac16 Q[v, v, v] + O(\lVert v\rVert^4),
 
 where the Hessian :math:`H_0` and the third- and fourth-derivative tensors
 :math:`T = \frac1n\sum_i \ell'''(z_i)\, x_i^{\otimes 3}` and :math:`Q = \frac1n\sum_i
 \ell''''(z_i)\, x_i^{\otimes 4}` at :math:`w_0` are the same for every :math:`b_j`: one pass over the
 data serves the whole batch (:func:`shared_start`). A few Newton steps on this :math:`d`-dimensional
 model (no pass over the data) give each problem's first trial point, the Taylor expansion of its
-minimiser in :math:`b_j` (:func:`taylor_steps`), and the model's Jacobian :math:`H_0 + T[\delta] +
-\frac12 Q[\delta, \delta]` estimates the Hessian there. Where the model is trustworthy, that estimate
+minimiser in :math:`b_j` (:func:`taylor_steps`), and the model's Jacobian :math:`H_0 + T[v] +
+\frac12 Q[v, v]` estimates the Hessian there. Where the model is trustworthy, that estimate
 replaces the problem's Hessian for the next step, corrected by the gradient found at the trial point
 (:func:`remainder_update`) and refined by a BFGS secant update after each further step
 (:func:`bfgs_update`). The tensors are used when they cost no more than a pass over the batch
@@ -96,16 +96,16 @@ def shared_start(design, w, reg, loss, order=1):
 
 
 def taylor_steps(design, start, G, newton):
-    r"""Steps :math:`\delta_j` from the shared start that solve the Taylor model of each problem's gradient.
+    r"""Steps :math:`v_j` from the shared start that solve the Taylor model of each problem's gradient.
 
-    Near the start :math:`w_0` every problem's gradient is :math:`m_j(\delta) = g_j + H_0\delta +
-    \frac12 T[\delta,\delta] + \frac16 Q[\delta,\delta,\delta] + O(\lVert\delta\rVert^4)` with
+    Near the start :math:`w_0` every problem's gradient is :math:`m_j(v) = g_j + H_0 v +
+    \frac12 T[v,v] + \frac16 Q[v,v,v] + O(\lVert v\rVert^4)` with
     :math:`g_j = g_0 + b_j/n`, and :math:`H_0, T, Q` are shared by the whole batch: this is the Taylor
     expansion of the minimiser as a function of :math:`b`. The Newton step :math:`-H_0^{-1}g_j` solves
     the first-order model; a few Newton iterations on the :math:`d`-dimensional model (second order
     when ``start.Q`` is ``None``, else third) refine it, at :math:`O(d^4)` operations per problem and
     no pass over the data. Returns the steps, which problems use the refined one (``trust``) and the
-    model's Jacobian :math:`H_0 + T[\delta] + \frac12 Q[\delta,\delta]` at it, a Hessian estimate at
+    model's Jacobian :math:`H_0 + T[v] + \frac12 Q[v,v]` at it, a Hessian estimate at
     the trial point, and the Newton steps themselves (the fallback). A problem trusts the model when
     its higher-order terms at the Newton step are at most :data:`TAYLOR_TRUST` times
     :math:`\lVert g_j\rVert` and the model iteration converged; otherwise it keeps the Newton step.
@@ -117,11 +117,11 @@ def taylor_steps(design, start, G, newton):
     pair_weight = np.where(rows == cols, 1.0, 2.0)
 
     def model(D):
-        TD = (D @ T.T).reshape(k, d, d)  # T[delta]
+        TD = (D @ T.T).reshape(k, d, d)  # T[v]
         J = start.H + TD
-        curvature = 0.5 * TD  # M = G + H_0 delta + (T[delta] / 2 + Q[delta, delta] / 6) delta
+        curvature = 0.5 * TD  # M = G + H_0 v + (T[v] / 2 + Q[v, v] / 6) v
         if start.Q is not None:
-            QDD = design.symmetric((D[:, rows] * D[:, cols] * pair_weight) @ start.Q)  # Q[delta, delta]
+            QDD = design.symmetric((D[:, rows] * D[:, cols] * pair_weight) @ start.Q)  # Q[v, v]
             J += 0.5 * QDD
             curvature += QDD / 6.0
         M = G + D @ start.H + np.matmul(curvature, D[:, :, None])[:, :, 0]
@@ -157,7 +157,7 @@ def bfgs_update(H, s, y):
 def remainder_update(J, s, g, reg):
     r"""Correct the Taylor model's Jacobians J (k, d, d) at the trial steps s (k, d) with the gradients g there.
 
-    The model solved :math:`m(\delta) = 0` at :math:`\delta = s`, so the gradient :math:`g` at the trial
+    The model solved :math:`m(v) = 0` at :math:`v = s`, so the gradient :math:`g` at the trial
     point is the model's remainder :math:`R(s)`, whose leading term :math:`\frac1{24}\sum_i
     \ell^{(5)}(z_i)(x_i^\top s)^4 x_i / n` is homogeneous of degree 4 in :math:`s`. By Euler's
     theorem its Jacobian, the error of :math:`J` as a Hessian, maps :math:`s` to :math:`4 R(s)`:

@@ -339,12 +339,12 @@ def private_classifiers(X, y, method, lam, epsilon=None, form=None, reading=Read
         return standard_erm(X, y, lam_fit) + _reading_noise(rate, d, n_draws, rng, reading.gamma)
     cal = objective_perturbation_calibration(epsilon, n_noise, lam, form=form)
     b = _reading_noise(cal.noise_rate, d, n_draws, rng, reading.gamma)
-    delta = cal.delta
+    ridge = cal.ridge
     if reading.objective == "sum":
-        delta = delta / n
+        ridge = ridge / n
     elif reading.objective == "sum_loss":
-        b, delta = b / n, delta / n
-    return solve_regularized_erm(X, y, lam_fit, b=b, delta=delta).coef
+        b, ridge = b / n, ridge / n
+    return solve_regularized_erm(X, y, lam_fit, b=b, ridge=ridge).coef
 
 
 def run_task(task: Task, seed=DEFAULT_SEED):

@@ -87,7 +87,7 @@ def correction_effect(errors, cells):
         n_train = cell.n_train or cell.data.n * (cell.n_splits - 1) // cell.n_splits
         cal = objective_perturbation_calibration(cell.epsilon, n_train, cell.lam, form="corrected")
         rows.append({"data": cell.data.kind, "n_train": n_train, "epsilon": cell.epsilon,
-                     "epsilon_prime": cal.epsilon_prime, "delta": cal.delta,
+                     "epsilon_prime": cal.epsilon_prime, "ridge": cal.ridge,
                      "difference": difference, "ci_low": low, "ci_high": high,
                      "significant": bool(low > 0 or high < 0)})
     return pd.DataFrame(rows)

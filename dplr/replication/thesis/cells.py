@@ -129,7 +129,7 @@ def _run_sound(cell, X, y, train, test, fold, seed):
             rng = restart_stream(seed, cell.kind, fold, n, "objective")
             b, calibration = objective_perturbation_noise(m * n, d, eps, cell.lam, form=cell.pipeline.form,
                                                           n_draws=cell.n_restarts, random_state=rng)
-            W = solve_regularized_erm(Xt, yt, cell.lam, b=b / m, delta=calibration.delta).coef
+            W = solve_regularized_erm(Xt, yt, cell.lam, b=b / m, ridge=calibration.ridge).coef
         out[method, eps] = thesis_errors(X[test] @ W.T, y[test])
     return out
 

@@ -305,9 +305,9 @@ def thesis_objective_perturbation(X, y_coded, epsilon, lam, draws, noise="gamma_
     m = int(keep.sum())
     if m == 0:
         # Every loss term is constant: the minimiser of (λ+Δ)/2||w||² + bᵀw/n is -b/(n(λ+Δ)).
-        return -b / (n * (lam + cal.delta))
+        return -b / (n * (lam + cal.ridge))
     # Multiply the objective by n/m: the solver's form with λ' = λn/m, Δ' = Δn/m and bᵀw/m.
-    return solve_regularized_erm(X[keep], y_coded[keep], lam * n / m, b=b, delta=cal.delta * n / m).coef
+    return solve_regularized_erm(X[keep], y_coded[keep], lam * n / m, b=b, ridge=cal.ridge * n / m).coef
 
 
 def thesis_errors(scores, y_coded, prediction="sign", error="misclassified"):

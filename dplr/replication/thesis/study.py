@@ -227,7 +227,7 @@ class ThesisStudy:
                                                                cell_errors(self.errors, corrected, "objective", eps))
                 cal = objective_perturbation_calibration(eps, n, cell.lam, form="corrected")
                 rows.append({"data": cell.kind, "pipeline": "sound" if isinstance(p, SoundPipeline) else "thesis",
-                             "epsilon": eps, "lam": cell.lam, "epsilon_prime": cal.epsilon_prime, "delta": cal.delta,
+                             "epsilon": eps, "lam": cell.lam, "epsilon_prime": cal.epsilon_prime, "ridge": cal.ridge,
                              "nips2008": float(cell_errors(self.errors, nips, "objective", eps).mean()),
                              "corrected": float(cell_errors(self.errors, corrected, "objective", eps).mean()),
                              "difference": difference, "ci_low": low, "ci_high": high})
