@@ -64,7 +64,7 @@ def problems(X, y, loss, seed):
     for part, lam in zip(parts, LAMBDAS):
         n, d = len(part), X.shape[1]
         drawn = [objective_perturbation_noise(n, d, e, lam, loss, random_state=rng) for e in EPSILONS]
-        out.append((X[part], y[part], lam, np.vstack([b for b, _ in drawn]), np.array([c.delta for _, c in drawn])))
+        out.append((X[part], y[part], lam, np.vstack([b for b, _ in drawn]), np.array([c.ridge for _, c in drawn])))
     return out
 
 
@@ -164,12 +164,12 @@ def newton_steps(parts, loss):
     passes)``."""
     newton, ours = [], []
     for (X, y, lam, B, D), solution in zip(parts, solve_on_parts(parts, loss, tol=TOL)):
-        for b, delta, passes, w in zip(B, D, solution.n_passes, solution.coef):
-            problem = RegularizedERM(X * y[:, None], lam, loss, b=b[None], delta=delta)
+        for b, ridge, passes, w in zip(B, D, solution.n_passes, solution.coef):
+            problem = RegularizedERM(X * y[:, None], lam, loss, b=b[None], ridge=ridge)
             result = damped_newton(problem, solution.w0[None], tol=TOL)
             assert result.converged, "damped Newton did not converge"
             # both within TOL / (lam + Delta) of the one minimiser (strong convexity)
-            assert np.linalg.norm(result.coef[0] - w) <= 2 * TOL / (lam + delta), "Newton and dplr disagree"
+            assert np.linalg.norm(result.coef[0] - w) <= 2 * TOL / (lam + ridge), "Newton and dplr disagree"
             newton.append(result.n_iter)
             ours.append(passes)
     return float(np.mean(newton)), float(np.mean(ours))
@@ -179,8 +179,8 @@ def worst_gradient(parts, solved, loss):
     worst = 0.0
     for (X, y, lam, B, D), (w0, W) in zip(parts, solved):
         worst = max(worst, float(np.linalg.norm(regularized_erm_gradient(w0, X, y, lam, loss))))
-        for b, delta, w in zip(B, D, W):
-            worst = max(worst, float(np.linalg.norm(regularized_erm_gradient(w, X, y, lam, loss, b=b, delta=delta))))
+        for b, ridge, w in zip(B, D, W):
+            worst = max(worst, float(np.linalg.norm(regularized_erm_gradient(w, X, y, lam, loss, b=b, ridge=ridge))))
     return worst
 
 

@@ -10,6 +10,7 @@ function is an optional heavy dependency (or a dplr module that imports one) wit
 lines says at its top why.
 """
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -196,23 +197,40 @@ RIDGE_AS_DELTA = [
     r"\bdelta\b\s*\*\s*np\.eye",
     r"(solve_regularized_erm|regularized_erm_objective|regularized_erm_gradient|RegularizedERM|perturbation_from_output"
     r"|log_abs_det_jacobian|jacobian_log_ratio_bound|solve_on_part)\([^)]*\bdeltas?=",
-    r"\b(cal|calibration|calibrations\[\d\]|cal_\w+)\.delta\b",
+    r"\b(cal|calibration|calibrations\[\d\]|cal_\w+|c|scaled)\.delta\b",
+    r"\b(calibration\[\w+\]|calibration_|\))\.delta\b(?!\()",
     r"\bdelta_reg\b",
 ]
 
 
+def _code_lines(path):
+    """The lines of a Python file, or of a notebook's code cells."""
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text())["cells"]
+        return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code").splitlines()
+    return path.read_text().splitlines()
+
+
 def test_delta_is_never_the_ridge():
+    """In the package, the benchmarks, the tests and the chapters' code."""
+    root = PACKAGE.parent
+    paths = [*PACKAGE.rglob("*.py"), *(root / "benchmarks").glob("*.py"), *(root / "tests").rglob("*.py"),
+             *(root / "book").glob("*.ipynb")]
     offending = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        for number, line in enumerate(path.read_text().splitlines(), 1):
+    for path in sorted(paths):
+        if path.name == "test_architecture.py":  # the examples below
+            continue
+        for number, line in enumerate(_code_lines(path), 1):
             if any(re.search(p, line) for p in RIDGE_AS_DELTA):
-                offending.append(f"{path.relative_to(PACKAGE.parent)}:{number}: {line.strip()}")
+                offending.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
     assert not offending, "delta used for the ridge Δ (call it ridge):\n" + "\n".join(offending)
 
 
 def test_the_ridge_pattern_catches_the_old_names():
     old = ["reg = lam + cal.delta", "solve_regularized_erm(X, y, lam, b=b, delta=cal.delta).coef",
-           "factors += [_inverse_factor(H0 + delta * np.eye(d))]", "delta = calibrations[0].delta"]
+           "factors += [_inverse_factor(H0 + delta * np.eye(d))]", "delta = calibrations[0].delta",
+           "np.array([c.delta for _, c in drawn])", "ObjectivePerturbation().fit(X, y).calibration_.delta",
+           "objective_perturbation_calibration(0.1, n, lam).delta > 0"]
     assert all(any(re.search(p, line) for p in RIDGE_AS_DELTA) for line in old)
     fine = ["gaussian_output_perturbation(X, y, epsilon, delta, lam)", "check_delta(delta)", "cal.deltas[0]",
             "sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)"]
