@@ -104,3 +104,29 @@ def test_real_data_study_on_a_local_cluster_matches_a_local_run():
             on_dask = run_real_study(**kwargs)
     pd.testing.assert_frame_equal(local.rows, on_dask.rows)
     pd.testing.assert_frame_equal(local.comparisons, on_dask.comparisons)
+
+
+def _weighted_sum(data, weight):
+    return float(data.sum() * weight)
+
+
+def test_a_cluster_receives_shared_arrays_once_not_with_every_task():
+    # 16 MB of data read by six tasks: inside each task it would make six graphs of 16 MB, each above distributed's
+    # 10 MB warning threshold (an error here); scattered once, no graph carries it.
+    distributed = pytest.importorskip("distributed")
+    import warnings
+
+    data = np.arange(2_000_000, dtype=float)
+    calls = [(_weighted_sum, (data, w)) for w in range(6)]
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        with use_scheduler(cluster.scheduler_address) as client:
+            sent = []
+            scatter = client.scatter
+            client.scatter = lambda *a, **k: sent.append(a[0]) or scatter(*a, **k)
+            with warnings.catch_warnings():
+                warnings.filterwarnings("error", message=".*[Ll]arge graph.*")
+                on_dask = run_calls(calls)
+            small = run_calls([(_weighted_sum, (np.ones(3), 2.0))])  # small arrays travel with their task
+    assert on_dask == run_calls(calls) and small == [6.0]
+    assert len(sent) == 1 and sent[0] is data
