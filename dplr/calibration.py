@@ -17,9 +17,11 @@ a record whose ``mechanism(dim)`` builds its noise object.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
+from dplr.directed_rounding import exact, expm1_lower, log1p_upper, round_down, round_up
 from dplr.mechanisms import VectorLaplace
 from dplr.validation import (check_epsilon, check_lambda, check_loss_constant, check_positive_integer,
                              check_solver_tol)
@@ -69,11 +71,17 @@ def sensitivity_bound(n, lam, lipschitz=1.0, solver_tol=0.0):
     proved in the book's chapter on sensitivity). A solver stopped at gradient norm :math:`\le\tau`
     (``solver_tol``) returns a point within :math:`\tau/\lambda` of the minimiser (the objective is
     λ-strongly convex), so two neighbours' released points lie at most :math:`2L/(n\lambda) + 2\tau/\lambda`
-    apart. ``solver_tol=0`` is the exact minimiser, the papers' idealisation.
+    apart. ``solver_tol=0`` is the exact minimiser, the papers' idealisation. Rounded up to float64
+    (:func:`dplr.directed_rounding.round_up`).
     """
     n, lam = _check_n(n), check_lambda(lam)
     lipschitz, solver_tol = check_loss_constant(lipschitz, "lipschitz"), check_solver_tol(solver_tol)
-    return 2.0 * (lipschitz + n * solver_tol) / (n * lam)
+    return round_up(_exact_sensitivity(n, lam, lipschitz, solver_tol))
+
+
+def _exact_sensitivity(n, lam, lipschitz, solver_tol) -> Fraction:
+    r""":math:`2(L + n\tau)/(n\lambda)` in exact arithmetic (the float64 inputs are rationals)."""
+    return 2 * (exact(lipschitz) + n * exact(solver_tol)) / (n * exact(lam))
 
 
 class _VectorLaplaceNoise:
@@ -99,6 +107,10 @@ class SensitivityMethodCalibration(_VectorLaplaceNoise):
     noise_scale : :math:`\theta = 2(L + n\tau)/(n\varepsilon\lambda)`, the Gamma scale of the noise norm; at
         :math:`\tau = 0` as NIPS 2008 prints it (Algorithm 1: :math:`\Gamma(d, 2/(n\lambda\varepsilon))`);
         :math:`1/\beta` up to rounding
+
+    Each is its exact formula rounded in the safe direction (:mod:`dplr.directed_rounding`): ``sensitivity`` up,
+    ``noise_rate`` down, ``noise_scale`` is :math:`1/\beta` rounded up, the scale the noise is drawn with
+    (:meth:`~dplr.mechanisms.VectorLaplace.from_rate`), at least :math:`S/\varepsilon`.
     """
 
     epsilon: float
@@ -120,11 +132,12 @@ def sensitivity_method_calibration(n, lam, epsilon, lipschitz=1.0, check_input=T
     if check_input:
         epsilon, n, lam = check_epsilon(epsilon), _check_n(n), check_lambda(lam)
     lipschitz, solver_tol = check_loss_constant(lipschitz, "lipschitz"), check_solver_tol(solver_tol)
-    # lipschitz + n * 0.0 is lipschitz: the exact minimiser's calibration is bit for bit the paper's
-    sensitivity = 2.0 * (lipschitz + n * solver_tol) / (n * lam)
-    _check_representable(epsilon, n, lam, epsilon / sensitivity)
-    return SensitivityMethodCalibration(epsilon, sensitivity, epsilon / sensitivity,
-                                        2.0 * (lipschitz + n * solver_tol) / (n * epsilon * lam))
+    # in the safe direction (dplr.directed_rounding): S and the scale rounded up, the rate epsilon/S down
+    sensitivity = _exact_sensitivity(n, lam, lipschitz, solver_tol)
+    noise_rate = round_down(exact(epsilon) / sensitivity)
+    _check_representable(epsilon, n, lam, noise_rate)
+    return SensitivityMethodCalibration(epsilon, round_up(sensitivity), noise_rate,
+                                        round_up(1 / exact(noise_rate)))
 
 
 def sensitivity_method_noise_rate(n, lam, epsilon, lipschitz=1.0):
@@ -172,26 +185,28 @@ def objective_perturbation_calibration(epsilon, n, lam, curvature=0.25, lipschit
         \text{else } \Delta = \frac{c}{n(e^{\varepsilon/4} - 1)} - \lambda,\ \varepsilon' = \varepsilon/2;
 
     then :math:`b \propto e^{-\varepsilon'\lVert b\rVert/2}`. The ``/2`` is :math:`1/(2L)` with
-    :math:`L` the bound on :math:`|\ell'|` (1 for both losses here). ``check_input=False`` skips the
-    checks of ``epsilon``, ``n`` and ``lam`` (for callers that made them).
+    :math:`L` the bound on :math:`|\ell'|` (1 for both losses here). Each number is the exact formula rounded in the
+    safe direction: :math:`\varepsilon'` and the noise rate down, :math:`\Delta` up (:mod:`dplr.directed_rounding`).
+    ``check_input=False`` skips the checks of ``epsilon``, ``n`` and ``lam`` (for callers that made them).
     """
     if check_input:
         epsilon, n, lam = check_epsilon(epsilon), _check_n(n), check_lambda(lam)
     lipschitz = check_loss_constant(lipschitz, "lipschitz")
     curvature = check_loss_constant(curvature, "curvature", allow_zero=True)
     if form == "nips2008":
-        _check_representable(epsilon, n, lam, epsilon / (2.0 * lipschitz))
-        return ObjectivePerturbationCalibration(form, epsilon, epsilon, 0.0, epsilon / (2.0 * lipschitz))
+        noise_rate = round_down(exact(epsilon) / (2 * exact(lipschitz)))
+        _check_representable(epsilon, n, lam, noise_rate)
+        return ObjectivePerturbationCalibration(form, epsilon, epsilon, 0.0, noise_rate)
     if form != "corrected":
         raise ValueError(f"form must be one of {OBJECTIVE_PERTURBATION_FORMS}, got {form!r}.")
-    ratio = np.float64(curvature) / (n * lam)
-    with np.errstate(over="ignore"):  # a tiny n*lam overflows the ratio's square: epsilon' = -inf, Delta > 0 below
-        epsilon_prime = epsilon - np.log1p(2.0 * ratio + ratio**2)
+    # In the safe direction (dplr.directed_rounding): epsilon' and the noise rate rounded down, Delta up.
+    ratio = exact(curvature) / (n * exact(lam))
+    epsilon_prime = round_down(exact(epsilon) - log1p_upper(2 * ratio + ratio**2))
     ridge = 0.0
     if epsilon_prime <= 0:
-        with np.errstate(over="ignore", divide="ignore"):  # a tiny epsilon overflows Delta: refused below
-            ridge = curvature / (n * np.expm1(epsilon / 4.0)) - lam
-        epsilon_prime = epsilon / 2.0
-    _check_representable(epsilon, n, lam, float(epsilon_prime) / (2.0 * lipschitz), float(ridge))
-    return ObjectivePerturbationCalibration(form, epsilon, float(epsilon_prime), float(ridge),
-                                            float(epsilon_prime) / (2.0 * lipschitz))
+        growth = expm1_lower(exact(epsilon) / 4)
+        ridge = round_up(exact(curvature) / (n * growth) - exact(lam))  # > lam > 0 here (the text's dropdown)
+        epsilon_prime = round_down(exact(epsilon) / 2)
+    noise_rate = round_down(exact(epsilon_prime) / (2 * exact(lipschitz)))
+    _check_representable(epsilon, n, lam, noise_rate, ridge)
+    return ObjectivePerturbationCalibration(form, epsilon, epsilon_prime, ridge, noise_rate)

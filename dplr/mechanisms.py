@@ -40,6 +40,7 @@ from typing import Protocol
 import numpy as np
 from scipy import optimize, special, stats
 
+from dplr.directed_rounding import exact, round_down, round_up
 from dplr.validation import check_positive_finite, check_positive_integer, check_random_state
 
 __all__ = [
@@ -106,8 +107,9 @@ class VectorLaplace:
 
     Build it from its rate :math:`\beta` (:meth:`from_rate`, e.g. :math:`n\lambda\varepsilon/2` for
     Algorithm 1) or its scale :math:`\theta = 1/\beta` (:meth:`from_scale`); both are kept exactly as
-    given, the other is their reciprocal. Draws use the scale (the norm is :math:`\Gamma(d,
-    \text{scale}=\theta)`), densities and privacy losses the rate.
+    given, the other is their reciprocal -- from a rate, rounded up, so that the law drawn is never narrower than
+    the rate says. Draws use the scale (the norm is :math:`\Gamma(d, \text{scale}=\theta)`), densities and
+    privacy losses the rate.
     """
 
     dim: int
@@ -116,8 +118,9 @@ class VectorLaplace:
 
     @classmethod
     def from_rate(cls, dim, rate) -> "VectorLaplace":
+        """The law of rate ``rate``, drawn with scale :math:`1/\beta` rounded up: its true rate is at most ``rate``."""
         rate = check_positive_finite(rate, "beta")
-        return cls(check_positive_integer(dim, "dim"), rate, 1.0 / rate)
+        return cls(check_positive_integer(dim, "dim"), rate, round_up(1 / exact(rate)))
 
     @classmethod
     def from_scale(cls, dim, scale) -> "VectorLaplace":
@@ -276,7 +279,8 @@ def laplace_mechanism(value, sensitivity, epsilon, random_state=None):
     epsilon = check_positive_finite(epsilon, "epsilon")
     value = np.asarray(value, dtype=float)
     flat = value.reshape(-1)  # every entry its own coordinate of the noise: rows never share a draw
-    noise = VectorLaplace.from_rate(flat.size, epsilon / sensitivity).sample(random_state=random_state)
+    rate = round_down(exact(epsilon) / exact(sensitivity))  # at most epsilon/S (dplr.directed_rounding)
+    noise = VectorLaplace.from_rate(flat.size, rate).sample(random_state=random_state)
     return (flat + noise).reshape(value.shape)
 
 

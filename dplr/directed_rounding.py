@@ -1,0 +1,106 @@
+r"""Rounding in the safe direction: float64 numbers that bound an exact real from above or from below.
+
+A privacy calibration is a real number -- a sensitivity, a noise scale, a budget :math:`\varepsilon'`, a ridge
+:math:`\Delta` -- that the proof needs on one side of a bound: the sensitivity and the noise scale no smaller than the
+formula, the noise rate and :math:`\varepsilon'` no larger, :math:`\Delta` no smaller. Computed in float64 with
+round-to-nearest, each lands on either side of its exact value by up to half an ulp, and half the time on the wrong
+one. The calibrations in :mod:`dplr.calibration` therefore compute their formulas exactly and round them in the
+safe direction here:
+
+* rational steps (sums, products, quotients of float64 inputs) in exact arithmetic (:class:`fractions.Fraction`:
+  every float64 is a rational, converted exactly), then :func:`round_up` / :func:`round_down` to the nearest float64
+  on the safe side -- the result is the smallest float64 :math:`\ge x` (largest :math:`\le x`);
+* :math:`\log(1+x)` and :math:`e^x - 1` by bounds: their Taylor series, truncated after a term of the right sign, for
+  :math:`x < 10^{-5}` (the series alternates for :math:`\log(1+x)`, so a partial sum ending on a positive term is an
+  upper bound; all its terms are positive for :math:`e^x - 1`, so any partial sum is a lower bound); above, Python's
+  :mod:`decimal` at :data:`DIGITS` significant digits (its ``ln`` and ``exp`` are correctly rounded, so within half
+  a unit in the last of those digits) widened by a relative :data:`MARGIN` far above that error -- the bound then
+  errs by at most one float64 ulp in the safe direction, never in the other.
+
+What this does not cover: the arithmetic of the noise samplers and of the solver (float64, round-to-nearest), which
+the book treats in its chapter on floating point.
+"""
+from __future__ import annotations
+
+import decimal
+import math
+import numbers
+from fractions import Fraction
+
+__all__ = ["DIGITS", "MARGIN", "exact", "round_up", "round_down", "log1p_upper", "expm1_lower"]
+
+#: Significant digits of the decimal arithmetic behind :func:`log1p_upper` and :func:`expm1_lower`.
+DIGITS = 60
+#: Relative widening of a decimal result: its rounding error is at most :math:`5\cdot10^{-60}` relative.
+MARGIN = Fraction(1, 10**50)
+#: Below this argument the bounds use a truncated Taylor series (exact rationals).
+_SERIES_BELOW = Fraction(1, 10**5)
+#: The series' last degree (odd: its term is positive).
+_SERIES_DEGREE = 11
+#: Larger arguments of :func:`expm1_lower` are bounded at this one (e^1000 is far beyond float64).
+_EXP_CAP = Fraction(1000)
+
+
+def exact(value) -> Fraction:
+    """The exact rational value of a float64, an int, a :class:`~decimal.Decimal` or a :class:`~fractions.Fraction`."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, numbers.Integral):  # numpy's integers too
+        return Fraction(int(value))
+    if isinstance(value, numbers.Real) and not isinstance(value, decimal.Decimal):  # float, numpy's floats
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"an exact value needs a finite number, got {value!r}.")
+    return Fraction(value)
+
+
+def round_up(x) -> float:
+    r"""The smallest float64 :math:`\ge x` (``inf`` beyond the largest finite float64)."""
+    x = exact(x)
+    try:
+        f = float(x)  # int / int true division: correctly rounded to nearest
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
+    if math.isfinite(f) and Fraction(f) < x:
+        f = math.nextafter(f, math.inf)
+    return f
+
+
+def round_down(x) -> float:
+    r"""The largest float64 :math:`\le x` (``-inf`` below the most negative finite float64)."""
+    return -round_up(-exact(x))
+
+
+def _decimal(x: Fraction, rounding) -> decimal.Decimal:
+    context = decimal.Context(prec=DIGITS, rounding=rounding)
+    return context.divide(decimal.Decimal(x.numerator), decimal.Decimal(x.denominator))
+
+
+def log1p_upper(x) -> Fraction:
+    r"""A rational :math:`\ge \log(1 + x)`, for :math:`x \ge 0`, within a relative :math:`10^{-49}` of it."""
+    x = exact(x)
+    if x < 0:
+        raise ValueError(f"log1p_upper needs x >= 0, got {float(x)!r}.")
+    if x == 0:
+        return Fraction(0)
+    if x < _SERIES_BELOW:
+        # alternating series with decreasing terms: stopping after a positive one (odd degree) bounds it above; the
+        # first term left out, x^12/12, is below 10^-55 x
+        return sum((-1) ** (k + 1) * x**k / k for k in range(1, _SERIES_DEGREE + 1))
+    one_plus = _decimal(1 + x, decimal.ROUND_CEILING)  # >= 1 + x; ln is increasing
+    value = Fraction(one_plus.ln(decimal.Context(prec=DIGITS)))
+    return value * (1 + MARGIN)
+
+
+def expm1_lower(x) -> Fraction:
+    r"""A rational :math:`\le e^x - 1`, for :math:`x \ge 0`, within a relative :math:`10^{-49}` of it."""
+    x = exact(x)
+    if x < 0:
+        raise ValueError(f"expm1_lower needs x >= 0, got {float(x)!r}.")
+    if x < _SERIES_BELOW:
+        # every term of the series is positive, so any partial sum bounds it below; the rest is below 10^-55 x
+        return sum(x**k / math.factorial(k) for k in range(1, _SERIES_DEGREE + 1))
+    x = min(x, _EXP_CAP)  # e^x - 1 is increasing: a bound at the cap bounds every larger x below
+    argument = _decimal(x, decimal.ROUND_FLOOR)  # <= x; exp is increasing
+    value = Fraction(argument.exp(decimal.Context(prec=DIGITS))) - 1  # e^x >= e^1e-5: e^x - 1 keeps 55 digits
+    return value * (1 - MARGIN)

@@ -1,0 +1,115 @@
+"""dplr.directed_rounding and the calibrations that use it: every number on the side of its exact value that the proof needs.
+
+The oracle is exact arithmetic: fractions for the rational steps, and :mod:`decimal` at 120 digits or more (its ln and
+exp are correctly rounded) for the two transcendental ones, a different precision and route (no series) from the code's.
+Each property is also shown to fail for plain float64 arithmetic with round-to-nearest on the same inputs, so the
+checks can fail.
+"""
+import decimal
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from dplr.calibration import (objective_perturbation_calibration, sensitivity_bound,
+                              sensitivity_method_calibration)
+from dplr.directed_rounding import exact, expm1_lower, log1p_upper, round_down, round_up
+from dplr.mechanisms import VectorLaplace
+
+def _oracle(x: Fraction) -> decimal.Context:
+    """Enough digits that ln(1 + x) and e^x - 1 keep 100 of their own: 1 + x and e^x lose the leading zeros of x."""
+    zeros = max(0, -math.floor(math.log10(x))) if x > 0 else 0
+    return decimal.Context(prec=120 + 13 * zeros)  # the bounds' own gap (a series' tail x^12/12) is above 10^-(13 zeros)
+
+
+def _ln1p(x: Fraction) -> Fraction:
+    """log(1 + x), correctly rounded at the oracle's precision: within 10^-100 of it, relative."""
+    context = _oracle(x)
+    return Fraction(context.divide(decimal.Decimal(x.numerator + x.denominator), decimal.Decimal(x.denominator)).ln(context))
+
+
+def _expm1(x: Fraction) -> Fraction:
+    context = _oracle(x)
+    return Fraction(context.divide(decimal.Decimal(x.numerator), decimal.Decimal(x.denominator)).exp(context)) - 1
+
+
+def _cases(k=400, seed=7):
+    """Random (n, lam, epsilon, tau) over the ranges the book uses and beyond (log-uniform)."""
+    rng = np.random.default_rng(seed)
+    return [(int(rng.integers(10, 10**6)), float(10 ** rng.uniform(-7, 0)), float(10 ** rng.uniform(-3, 1.5)),
+             float(10 ** rng.uniform(-12, -6))) for _ in range(k)]
+
+
+@pytest.mark.parametrize("value", [Fraction(1, 3), Fraction(-2, 7), Fraction(10**20 + 1, 10**20), Fraction(0),
+                                   Fraction(5, 2**1076), Fraction(1, 10**400)])
+def test_round_up_and_down_are_the_neighbouring_floats(value):
+    up, down = round_up(value), round_down(value)
+    assert Fraction(down) <= value <= Fraction(up)
+    assert up == down or math.nextafter(down, math.inf) == up  # adjacent floats: nothing between them
+    if Fraction(up) != value:
+        assert Fraction(math.nextafter(up, -math.inf)) < value
+
+
+def test_round_up_beyond_the_largest_float_is_infinite_and_exact_refuses_nan():
+    assert round_up(Fraction(10) ** 400) == math.inf and round_down(-Fraction(10) ** 400) == -math.inf
+    with pytest.raises(ValueError, match="finite"):
+        exact(float("nan"))
+    assert exact(np.int64(3)) == 3 and exact(np.float64(0.1)) == Fraction(0.1)
+
+
+@pytest.mark.parametrize("x", [1e-30, 1e-9, 9.99e-6, 1e-5, 0.01, 0.5, 3.0, 1e8, 1e300])
+def test_log1p_upper_and_expm1_lower_bound_on_the_right_side_and_tightly(x):
+    x = Fraction(x)
+    upper = log1p_upper(x)
+    assert _ln1p(x) <= upper <= _ln1p(x) * (1 + Fraction(1, 10**48))
+    if x <= 1000:
+        lower = expm1_lower(x)
+        assert _expm1(x) * (1 - Fraction(1, 10**48)) <= lower <= _expm1(x)
+    assert expm1_lower(Fraction(10**6)) <= expm1_lower(Fraction(10**7))  # capped, still a lower bound
+
+
+def test_algorithm_1_calibration_rounds_the_safe_way_where_float_arithmetic_does_not():
+    wrong_way = 0
+    for n, lam, eps, tau in _cases():
+        for solver_tol in (0.0, tau):
+            exact_s = 2 * (1 + n * Fraction(solver_tol)) / (n * Fraction(lam))
+            cal = sensitivity_method_calibration(n, lam, eps, solver_tol=solver_tol)
+            assert Fraction(cal.sensitivity) >= exact_s and Fraction(sensitivity_bound(n, lam, 1.0, solver_tol)) >= exact_s
+            assert Fraction(cal.noise_rate) * exact_s <= Fraction(eps)  # the privacy the rate buys is at most eps
+            assert Fraction(cal.mechanism(3).scale) >= exact_s / Fraction(eps)  # the law drawn is wide enough
+            assert cal.noise_scale == cal.mechanism(3).scale
+            naive = 2.0 * (1.0 + n * solver_tol) / (n * lam)
+            wrong_way += Fraction(eps / naive) * exact_s > Fraction(eps)
+    assert wrong_way > 50  # round-to-nearest gives too large a rate in many of these cases
+
+
+def test_objective_perturbation_calibration_rounds_the_safe_way_where_float_arithmetic_does_not():
+    wrong_way = {"epsilon_prime": 0, "ridge": 0}
+    for n, lam, eps, _ in _cases():
+        for c in (0.25, 1.0):
+            cal = objective_perturbation_calibration(eps, n, lam, curvature=c)
+            ratio = Fraction(c) / (n * Fraction(lam))
+            bound = Fraction(eps) - _ln1p(2 * ratio + ratio**2)
+            if bound > 0 and cal.ridge == 0:
+                assert 0 < Fraction(cal.epsilon_prime) <= bound
+                naive = eps - math.log1p(2.0 * float(ratio) + float(ratio) ** 2)
+                wrong_way["epsilon_prime"] += Fraction(naive) > bound
+            else:
+                assert Fraction(cal.epsilon_prime) <= Fraction(eps) / 2
+                needed = Fraction(c) / (n * _expm1(Fraction(eps) / 4)) - Fraction(lam)
+                assert Fraction(cal.ridge) >= needed > 0
+                naive = c / (n * math.expm1(eps / 4.0)) - lam
+                wrong_way["ridge"] += Fraction(naive) < needed
+            assert Fraction(cal.noise_rate) <= Fraction(cal.epsilon_prime) / 2
+            assert Fraction(cal.mechanism(2).scale) * Fraction(cal.noise_rate) >= 1
+    assert min(wrong_way.values()) > 20  # round-to-nearest errs on the unsafe side in many of both branches
+
+
+def test_a_rate_makes_a_law_no_narrower_than_it_says():
+    for rate in (3.0, 0.1, 7.0, 1e-300, 2.0**-5):
+        assert Fraction(VectorLaplace.from_rate(2, rate).scale) * Fraction(rate) >= 1
+    # where 1/rate is not a float, round-to-nearest is below it about half of the time
+    rng = np.random.default_rng(3)
+    rates = 10 ** rng.uniform(-3, 3, 200)
+    assert sum(Fraction(1.0 / r) * Fraction(r) < 1 for r in rates) > 30
