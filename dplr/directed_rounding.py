@@ -10,10 +10,10 @@ safe direction here:
 * rational steps (sums, products, quotients of float64 inputs) in exact arithmetic (:class:`fractions.Fraction`:
   every float64 is a rational, converted exactly), then :func:`round_up` / :func:`round_down` to the nearest float64
   on the safe side -- the result is the smallest float64 :math:`\ge x` (largest :math:`\le x`);
-* :math:`\log(1+x)` and :math:`e^x - 1` by bounds: their Taylor series, truncated after a term of the right sign, for
+* :math:`\log(1+x)`, :math:`\log x`, :math:`e^x - 1` and :math:`\sqrt x` by bounds: their Taylor series, truncated after a term of the right sign, for
   :math:`x < 10^{-5}` (the series alternates for :math:`\log(1+x)`, so a partial sum ending on a positive term is an
   upper bound; all its terms are positive for :math:`e^x - 1`, so any partial sum is a lower bound); above, Python's
-  :mod:`decimal` at :data:`DIGITS` significant digits (its ``ln`` and ``exp`` are correctly rounded, so within half
+  :mod:`decimal` at :data:`DIGITS` significant digits (its ``ln``, ``exp`` and ``sqrt`` are correctly rounded, so within half
   a unit in the last of those digits) widened by a relative :data:`MARGIN` far above that error -- the bound then
   errs by at most one float64 ulp in the safe direction, never in the other.
 
@@ -27,7 +27,8 @@ import math
 import numbers
 from fractions import Fraction
 
-__all__ = ["DIGITS", "MARGIN", "exact", "round_up", "round_down", "log1p_upper", "expm1_lower"]
+__all__ = ["DIGITS", "MARGIN", "exact", "round_up", "round_down", "log1p_upper", "log_upper", "expm1_lower",
+           "sqrt_upper"]
 
 #: Significant digits of the decimal arithmetic behind :func:`log1p_upper` and :func:`expm1_lower`.
 DIGITS = 60
@@ -104,3 +105,22 @@ def expm1_lower(x) -> Fraction:
     argument = _decimal(x, decimal.ROUND_FLOOR)  # <= x; exp is increasing
     value = Fraction(argument.exp(decimal.Context(prec=DIGITS))) - 1  # e^x >= e^1e-5: e^x - 1 keeps 55 digits
     return value * (1 - MARGIN)
+
+
+def log_upper(x) -> Fraction:
+    r"""A rational :math:`\ge \log x`, for :math:`x \ge 1` (:func:`log1p_upper` of :math:`x - 1`)."""
+    x = exact(x)
+    if x < 1:
+        raise ValueError(f"log_upper needs x >= 1, got {float(x)!r}.")
+    return log1p_upper(x - 1)
+
+
+def sqrt_upper(x) -> Fraction:
+    r"""A rational :math:`\ge \sqrt x`, for :math:`x \ge 0`, within a relative :math:`10^{-49}` of it."""
+    x = exact(x)
+    if x < 0:
+        raise ValueError(f"sqrt_upper needs x >= 0, got {float(x)!r}.")
+    if x == 0:
+        return Fraction(0)
+    root = _decimal(x, decimal.ROUND_CEILING).sqrt(decimal.Context(prec=DIGITS))  # sqrt is increasing
+    return Fraction(root) * (1 + MARGIN)

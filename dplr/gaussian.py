@@ -30,15 +30,20 @@ the package's, averaged over the :math:`n` records (:mod:`dplr.objective`):
 * **Approximate minima perturbation** (:func:`approximate_minima_perturbation_calibration`): Iyengar, Near,
   Song, Thakkar, Thakurta & Wang, "Towards practical differentially private convex optimization", IEEE S&P
   2019, Algorithm 1; its objective step checked by the same privacy map.
+
+Every number is its formula rounded in the safe direction (:mod:`dplr.directed_rounding`): σ and Δ up, the
+parts of ε and δ down. Over 400 lines because each calibration carries its theorem and its proof in its docstring.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from scipy import optimize
 
 from dplr.calibration import sensitivity_bound
+from dplr.directed_rounding import exact, log_upper, round_down, round_up, sqrt_upper
 from dplr.mechanisms import IsotropicGaussian
 from dplr.validation import (check_delta, check_epsilon, check_lambda, check_positive_finite, check_positive_integer,
                              check_random_state)
@@ -84,7 +89,8 @@ def classical_gaussian_sigma(epsilon, delta, sensitivity=1.0):
     if epsilon >= 1.0:
         raise ValueError(f"the classical Gaussian calibration is proven only for epsilon < 1, got {epsilon!r}. "
                          f"Fix: dplr.gaussian.analytic_gaussian_sigma, exact for every epsilon.")
-    return sensitivity * np.sqrt(2.0 * np.log(1.25 / delta)) / epsilon
+    # rounded up (dplr.directed_rounding)
+    return round_up(exact(sensitivity) * sqrt_upper(2 * log_upper(Fraction(5, 4) / exact(delta))) / exact(epsilon))
 
 
 def analytic_gaussian_delta(sigma, epsilon, sensitivity=1.0):
@@ -248,9 +254,11 @@ def gaussian_objective_perturbation_calibration(epsilon, delta, n, lam, curvatur
     """
     epsilon, delta, lam, n = check_epsilon(epsilon), check_delta(delta), check_lambda(lam), _n(n)
     curvature, lipschitz = check_positive_finite(curvature, "curvature"), check_positive_finite(lipschitz, "lipschitz")
-    sigma = 2.0 * lipschitz * np.sqrt(8.0 * np.log(4.0 / delta) + 4.0 * epsilon) / epsilon
-    ridge = max(0.0, 2.0 * curvature / (n * epsilon) - lam)
-    return GaussianObjectivePerturbationCalibration(float(sigma), epsilon, delta, float(ridge))
+    # sigma and Delta rounded up (dplr.directed_rounding)
+    eps = exact(epsilon)
+    sigma = round_up(2 * exact(lipschitz) * sqrt_upper(8 * log_upper(4 / exact(delta)) + 4 * eps) / eps)
+    ridge = max(0.0, round_up(2 * exact(curvature) / (n * eps) - exact(lam)))
+    return GaussianObjectivePerturbationCalibration(sigma, epsilon, delta, ridge)
 
 
 def gaussian_objective_perturbation_epsilon(sigma, delta, n, lam, ridge=0.0, curvature=0.25, lipschitz=1.0):
@@ -393,14 +401,20 @@ def approximate_minima_perturbation_calibration(epsilon, delta, n, lam, gamma, c
     for name, f, k in (("epsilon_split", fractions, 3), ("delta_split", delta_fractions, 2)):
         if f.shape != (k,) or not np.all(np.isfinite(f)) or np.any(f <= 0) or abs(f.sum() - 1.0) > 1e-12:
             raise ValueError(f"{name} must be {k} positive fractions summing to 1, got {f.tolist()!r}.")
-    eps_noise, eps_ridge, eps_output = (float(e) for e in epsilon * fractions)
-    delta_objective, delta_output = (float(d) for d in delta * delta_fractions)
+    # the parts, of the fractions divided by their exact sum (as floats, 0.891 + 0.099 + 0.01 is not 1), rounded down:
+    # they sum to at most epsilon and delta (dplr.directed_rounding)
+    eps_noise, eps_ridge, eps_output = (round_down(exact(epsilon) * exact(f) / sum(map(exact, fractions)))
+                                        for f in fractions)
+    delta_objective, delta_output = (round_down(exact(delta) * exact(f) / sum(map(exact, delta_fractions)))
+                                     for f in delta_fractions)
     if eps_ridge >= 1.0:
         raise ValueError(f"approximate minima perturbation needs the regulariser's share of epsilon below 1 (Iyengar "
                          f"et al. 2019: epsilon_1 - epsilon_3 < 1), got {eps_ridge!r} (epsilon {epsilon!r} times "
                          f"{fractions[1]!r}). Fix: a smaller second fraction in epsilon_split.")
-    ridge = max(0.0, AMP_HESSIAN_RANK * curvature / (n * eps_ridge) - lam)
-    sigma = 2.0 * lipschitz * (1.0 + np.sqrt(2.0 * np.log(1.0 / delta_objective))) / eps_noise
+    # Delta and sigma rounded up (dplr.directed_rounding)
+    ridge = max(0.0, round_up(AMP_HESSIAN_RANK * exact(curvature) / (n * exact(eps_ridge)) - exact(lam)))
+    sigma = round_up(2 * exact(lipschitz) * (1 + sqrt_upper(2 * log_upper(1 / exact(delta_objective))))
+                     / exact(eps_noise))
     proven = gaussian_objective_perturbation_epsilon(sigma, delta_objective, n, lam, ridge, curvature, lipschitz)
     if not proven <= eps_noise + eps_ridge:
         bound = 2.0 * (1.0 + np.sqrt(2.0 * np.log(1.0 / delta_objective)))
@@ -410,7 +424,8 @@ def approximate_minima_perturbation_calibration(epsilon, delta, n, lam, gamma, c
                          f"{bound:.6g}; here epsilon_3 = {eps_noise!r}). Fix: a smaller first fraction in "
                          f"epsilon_split, or a smaller delta_1 (delta times the first fraction of delta_split).")
     # two neighbours' approximate points, each within gamma/(lam + Delta) of their common exact minimiser: twice that
-    output_sigma = analytic_gaussian_sigma(eps_output, delta_output, 2.0 * gamma / (lam + ridge))
+    output_sigma = analytic_gaussian_sigma(eps_output, delta_output,
+                                           round_up(2 * exact(gamma) / (exact(lam) + exact(ridge))))
     return ApproximateMinimaPerturbationCalibration(float(sigma), float(output_sigma), float(ridge), gamma, epsilon,
                                                     delta, (eps_noise, eps_ridge, eps_output),
                                                     (delta_objective, delta_output))

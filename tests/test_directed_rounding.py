@@ -14,7 +14,9 @@ import pytest
 
 from dplr.calibration import (objective_perturbation_calibration, sensitivity_bound,
                               sensitivity_method_calibration)
-from dplr.directed_rounding import exact, expm1_lower, log1p_upper, round_down, round_up
+from dplr.directed_rounding import exact, expm1_lower, log1p_upper, log_upper, round_down, round_up, sqrt_upper
+from dplr.gaussian import (approximate_minima_perturbation_calibration, classical_gaussian_sigma,
+                           gaussian_objective_perturbation_calibration)
 from dplr.mechanisms import VectorLaplace
 
 def _oracle(x: Fraction) -> decimal.Context:
@@ -113,3 +115,48 @@ def test_a_rate_makes_a_law_no_narrower_than_it_says():
     rng = np.random.default_rng(3)
     rates = 10 ** rng.uniform(-3, 3, 200)
     assert sum(Fraction(1.0 / r) * Fraction(r) < 1 for r in rates) > 30
+
+
+def _sqrt(x: Fraction) -> Fraction:
+    context = decimal.Context(prec=120)
+    return Fraction(context.divide(decimal.Decimal(x.numerator), decimal.Decimal(x.denominator)).sqrt(context))
+
+
+def _ln(x: Fraction) -> Fraction:
+    return _ln1p(x - 1)
+
+
+@pytest.mark.parametrize("x", [0.0, 1e-300, 2.0, 1e-5, 3.7, 1e200])
+def test_sqrt_upper_and_log_upper_bound_on_the_right_side_and_tightly(x):
+    x = Fraction(x)
+    assert _sqrt(x) <= sqrt_upper(x) <= _sqrt(x) * (1 + Fraction(1, 10**48))
+    if x >= 1:
+        assert _ln(x) <= log_upper(x) <= _ln(x) * (1 + Fraction(1, 10**48)) + Fraction(1, 10**300)
+
+
+def test_gaussian_calibrations_round_the_safe_way_where_float_arithmetic_does_not():
+    rng = np.random.default_rng(11)
+    wrong_way = {"classical": 0, "objective": 0, "amp": 0}
+    for _ in range(300):
+        eps, delta = float(10 ** rng.uniform(-2, -0.01)), float(10 ** rng.uniform(-9, -3))
+        n, lam = int(rng.integers(100, 10**5)), float(10 ** rng.uniform(-5, -1))
+        e, dl = Fraction(eps), Fraction(delta)
+        # classical: sigma >= sqrt(2 ln(1.25/delta)) / eps (sensitivity 1)
+        needed = _sqrt(2 * _ln(Fraction(5, 4) / dl)) / e
+        assert Fraction(classical_gaussian_sigma(eps, delta)) >= needed
+        wrong_way["classical"] += Fraction(np.sqrt(2.0 * np.log(1.25 / delta)) / eps) < needed
+        # Gaussian objective perturbation: sigma and Delta at least their formulas (L = 1, c = 1/4)
+        cal = gaussian_objective_perturbation_calibration(eps, delta, n, lam)
+        needed = 2 * _sqrt(8 * _ln(4 / dl) + 4 * e) / e
+        assert Fraction(cal.sigma) >= needed
+        assert Fraction(lam) + Fraction(cal.ridge) >= Fraction(1, 2) / (n * e)
+        wrong_way["objective"] += Fraction(2.0 * np.sqrt(8.0 * np.log(4.0 / delta) + 4.0 * eps) / eps) < needed
+        # approximate minima perturbation: the parts sum to at most (epsilon, delta); sigma at least its formula
+        amp = approximate_minima_perturbation_calibration(eps, delta, n, lam, gamma=1.0 / n**2)
+        assert sum(Fraction(p) for p in amp.epsilons) <= e and sum(Fraction(p) for p in amp.deltas) <= dl
+        e3, d1 = Fraction(amp.epsilons[0]), Fraction(amp.deltas[0])
+        needed = 2 * (1 + _sqrt(2 * _ln(1 / d1))) / e3
+        assert Fraction(amp.sigma) >= needed
+        naive_parts = [float(p) for p in eps * np.array([0.891, 0.099, 0.01])]
+        wrong_way["amp"] += sum(Fraction(p) for p in naive_parts) > e
+    assert min(wrong_way.values()) > 10, wrong_way  # round-to-nearest errs on the unsafe side in all three
