@@ -26,7 +26,9 @@ class NeighbouringPair:
 
     Use :meth:`from_records` to build one from shared records and the two versions of the replaced
     record (it is appended as the last row). Construction checks the paper's assumptions
-    (:math:`\lVert x_i\rVert \le 1`, labels in {-1, +1}) and that at most one row differs.
+    (:math:`\lVert x_i\rVert \le 1`, labels in {-1, +1}) and that at most one row differs, and keeps the rows as
+    :func:`dplr.validation.check_rows_in_ball` returns them: a row outside the ball by rounding only is projected, so
+    that every pair lies in the ball exactly; a row outside beyond rounding is refused.
     """
 
     X: np.ndarray
@@ -43,8 +45,10 @@ class NeighbouringPair:
             raise ValueError(f"y and y_prime must have shape ({X.shape[0]},), got {y.shape} and {yp.shape}.")
         if not (np.all(np.abs(y) == 1) and np.all(np.abs(yp) == 1)):
             raise ValueError("labels must take values in {-1, +1}.")
-        check_rows_in_ball(X)
-        check_rows_in_ball(Xp)
+        # the rows as the proofs need them: inside the unit ball exactly, for their float64 entries as real numbers
+        # (a row such as [0.6, 0.8], of norm 1 as computed, lies outside by rounding and is projected)
+        X, Xp = check_rows_in_ball(X), check_rows_in_ball(Xp)
+        arrays = [X, y, Xp, yp]
         differ = np.flatnonzero(np.any(X != Xp, axis=1) | (y != yp))
         if differ.size > 1:
             raise ValueError(

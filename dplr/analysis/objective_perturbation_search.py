@@ -50,7 +50,7 @@ from dplr.analysis.privacy_loss import objective_perturbation_privacy_loss
 from dplr.calibration import OBJECTIVE_PERTURBATION_FORMS, objective_perturbation_calibration
 from dplr.losses import HuberLoss, LogisticLoss, get_loss
 from dplr.threads import one_blas_thread
-from dplr.validation import check_epsilon, check_lambda, check_random_state
+from dplr.validation import check_epsilon, check_lambda, check_random_state, project_onto_ball
 
 __all__ = [
     "coupled_privacy_bound",
@@ -444,10 +444,9 @@ def _round_multiplicities(m, n_shared):
 
 
 def _inside_ball(x):
-    """Rows scaled so that their norm, as computed in floating point, is at most 1."""
+    """Rows scaled onto the unit ball, then inside it exactly (:func:`dplr.validation.project_onto_ball`)."""
     x = _to_ball(np.asarray(x, dtype=float))
-    norm = np.linalg.norm(x, axis=-1, keepdims=True)
-    return np.where(norm > 1.0, x * (1.0 - 4e-16), x)
+    return project_onto_ball(np.atleast_2d(x)).reshape(x.shape)
 
 
 def _base_entropy(random_state):
@@ -554,7 +553,7 @@ def evaluate_worst_case(n, lam, epsilon, form, loss, w, anchors, multiplicity, r
     r"""The :class:`WorstCase` of one explicit configuration: its pair of ``n`` records built and its loss at ``w``
     computed exactly (:func:`dplr.analysis.privacy_loss.objective_perturbation_privacy_loss`).
 
-    Records and anchors are first scaled into the unit ball as computed in floating point (a no-op for a
+    Records and anchors are first scaled into the unit ball, exactly (a no-op for a
     configuration that came out of this function), so the pair is a valid input of Algorithm 2. Used by
     :func:`search_privacy_loss` for its results and by :func:`worst_case_from_dict` for recorded ones: the value
     of a recorded pair is never read from the record, it is recomputed.
