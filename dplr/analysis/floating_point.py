@@ -24,6 +24,26 @@ Laplace noise of scale :math:`\lambda` computed from a 53-bit uniform, round to 
 :math:`\Lambda`, the smallest power of two :math:`\ge\lambda`, clamp to :math:`[-B, B]`. Its outputs lie on the grid
 :math:`\Lambda\mathbb{Z}`, where the support test has nothing to find. Its privacy guarantee is Mironov's
 (2012, Section 5.2, Theorem 1), which this module does not restate.
+
+**dplr's own scalar release.** :func:`dplr.mechanisms.laplace_mechanism` on a float draws
+:math:`G \sim \Gamma(1, 1)` with ``Generator.gamma(1.0)``, which is numpy's ziggurat exponential
+(``random_standard_exponential_zig`` in ``numpy/random/src/distributions/distributions.c``, numpy 2.x): from one
+64-bit word, a layer ``idx`` (8 bits) and a 53-bit integer ``ri``, :math:`G = \mathrm{fl}(ri \cdot w_{idx})`; when
+``ri`` exceeds the layer's bound the draw is either still :math:`\mathrm{fl}(ri\,w_{idx})` (the wedge test accepts
+it), or redrawn, or, in layer 0, a tail draw :math:`r - \log(1 - U) \ge r \approx 7.697`. The direction is a
+normalised standard normal, exactly :math:`\pm 1` in one dimension, so the release is
+:math:`o = \mathrm{fl}(v \pm \mathrm{fl}(G\,\theta))`, :math:`\theta` the mechanism's scale.
+:func:`exponential_ziggurat_tables` rebuilds the layer widths :math:`w_{idx}`: the Marsaglia–Tsang recursion
+(Marsaglia & Tsang 2000; in double precision as in Bateman's randmtzig) agrees with numpy's tables to about
+:math:`10^{-13}` but not bit for bit, so each width is then pinned exactly by numpy's own draws (the one double
+consistent with every draw of its layer), and :func:`replay_standard_exponential` replays numpy's sampler from the
+raw 64-bit stream. :func:`dplr_laplace_support` decides whether :math:`o` is reachable from :math:`v`: for each
+sign and each of the 256 layers the release is monotone in ``ri`` (every operation is monotone under
+round-to-nearest), so bisection over the :math:`2^{53}` integers finds the only candidate. It is exact except where
+it says "possible" conservatively: outputs whose noise magnitude is at least :math:`\mathrm{fl}(r\theta)` (the
+tail branch, probability about :math:`e^{-r} \approx 4.5\cdot 10^{-4}`, not modelled), and wedge draws whose
+acceptance probability rounds to 0. "Unreachable" is therefore certain; the distinguishing rate it gives is a
+lower bound on the attack's.
 """
 from __future__ import annotations
 
@@ -32,6 +52,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+import math
+from functools import lru_cache
+
+from dplr.mechanisms import VectorLaplace, laplace_mechanism
 from dplr.validation import check_positive_finite, check_random_state
 
 __all__ = [
@@ -40,6 +64,12 @@ __all__ = [
     "DistinguishingRate",
     "distinguishing_rate",
     "snapping_mechanism",
+    "ZIGGURAT_EXP_R",
+    "ExponentialZiggurat",
+    "exponential_ziggurat_tables",
+    "replay_standard_exponential",
+    "dplr_laplace",
+    "dplr_laplace_support",
 ]
 
 _HALF = 2 ** 52  # |k - 2^52| ranges over 0 .. 2^52
@@ -172,3 +202,156 @@ def snapping_mechanism(value, sensitivity, epsilon, bound, random_state=None):
     x = min(max(value, -bound), bound) + sign * lam * np.log(u)
     snapped = np.round(x / grid) * grid
     return float(min(max(snapped, -bound), bound))
+
+
+#: The exponential ziggurat's tail start r (numpy's ``ziggurat_exp_r``; Marsaglia & Tsang 2000, 256 layers).
+ZIGGURAT_EXP_R = 7.6971174701310497140446280481
+_EXP_AREA = 0.0039496598225815571993  # the area v of each layer
+_TWO53 = 2.0 ** 53
+
+
+@dataclass(frozen=True)
+class ExponentialZiggurat:
+    """The tables of numpy's ziggurat exponential: widths ``we`` (exact), bounds ``ke`` and heights ``fe``
+    (the Marsaglia–Tsang recursion: about 1e-13 from numpy's, which moves an accept/reject decision only when a
+    draw falls within that of a boundary)."""
+
+    we: np.ndarray
+    ke: np.ndarray
+    fe: np.ndarray
+
+
+def _recursion_tables():
+    """Marsaglia & Tsang's recursion x_i = -log(v/x_{i+1} + e^{-x_{i+1}}) in double precision (Bateman's layout)."""
+    ke = np.zeros(256, dtype=np.uint64)
+    we = np.zeros(256)
+    fe = np.zeros(256)
+    x1 = ZIGGURAT_EXP_R
+    we[255], fe[255] = x1 / _TWO53, math.exp(-x1)
+    ke[0] = int(x1 * fe[255] / _EXP_AREA * _TWO53)
+    we[0], fe[0] = _EXP_AREA / fe[255] / _TWO53, 1.0
+    for i in range(254, 0, -1):
+        x = -math.log(_EXP_AREA / x1 + fe[i + 1])
+        ke[i + 1] = int(x / x1 * _TWO53)
+        we[i], fe[i] = x / _TWO53, math.exp(-x)
+        x1 = x
+    return ExponentialZiggurat(we, ke, fe)
+
+
+def _next_double(word):
+    return (int(word) >> 11) * 2.0 ** -53
+
+
+def replay_standard_exponential(raw, n, tables, trace=False):
+    """numpy's ``random_standard_exponential_zig`` replayed on the raw 64-bit words ``raw`` (``random_raw()``).
+
+    Returns ``n`` draws (and, with ``trace``, per draw ``(idx, ri)`` of the returned ziggurat value, idx -1 for a
+    tail draw). Raises if ``raw`` runs out.
+    """
+    out = np.empty(n)
+    idxs = np.full(n, -1, dtype=np.int64)
+    ris = np.zeros(n, dtype=np.int64)
+    pos = 0
+    for i in range(n):
+        while True:
+            word = int(raw[pos]) >> 3
+            pos += 1
+            idx, ri = word & 0xFF, word >> 8
+            x = ri * float(tables.we[idx])
+            if ri < int(tables.ke[idx]):
+                out[i], idxs[i], ris[i] = x, idx, ri
+                break
+            u = _next_double(raw[pos])
+            pos += 1
+            if idx == 0:
+                out[i] = ZIGGURAT_EXP_R - math.log(1.0 - u)
+                break
+            if (tables.fe[idx - 1] - tables.fe[idx]) * u + tables.fe[idx] < math.exp(-x):
+                out[i], idxs[i], ris[i] = x, idx, ri
+                break
+    return (out, idxs, ris) if trace else out
+
+
+def _pin_width(ri, x, approx):
+    """The one double w with fl(ri * w) == x for every draw (ri, x) of a layer, searched within 4096 ulps of approx."""
+    cands = approx + np.arange(-4096, 4097) * np.spacing(approx)
+    cands = np.unique(np.concatenate([cands, np.nextafter(cands, np.inf)]))
+    ok = np.ones(cands.size, dtype=bool)
+    for r, xx in zip(ri, x):
+        ok &= float(r) * cands == xx
+    if ok.sum() != 1:
+        raise RuntimeError(f"numpy's ziggurat width is not pinned ({int(ok.sum())} candidates): has numpy's "
+                           "exponential sampler changed? This reconstruction follows numpy 2.x.")
+    return cands[ok][0]
+
+
+@lru_cache(maxsize=1)
+def exponential_ziggurat_tables(n_draws=2 ** 15, seed=20121016):
+    """numpy's exponential ziggurat tables: the recursion's, with every width pinned exactly by ``n_draws`` of
+    numpy's own draws (``PCG64(seed)``; raises if a layer's width is not determined or a draw disagrees)."""
+    approx = _recursion_tables()
+    raw = np.random.PCG64(seed).random_raw(3 * n_draws)
+    drawn = np.random.Generator(np.random.PCG64(seed)).standard_exponential(n_draws)
+    rel = 1e-11
+    _, idxs, ris = replay_standard_exponential(raw, n_draws, approx, trace=True)
+    we = approx.we.copy()
+    for idx in range(256):
+        at = (idxs == idx) & (ris > 0)
+        if not at.any():
+            raise RuntimeError(f"layer {idx} got no draw: raise n_draws.")
+        if not np.all(np.abs(ris[at] * approx.we[idx] - drawn[at]) <= rel * drawn[at]):
+            raise RuntimeError("the replay disagrees with numpy: has numpy's exponential sampler changed?")
+        we[idx] = _pin_width(ris[at], drawn[at], approx.we[idx])
+    tables = ExponentialZiggurat(we, approx.ke, approx.fe)
+    if not np.array_equal(replay_standard_exponential(raw, n_draws, tables), drawn):
+        raise RuntimeError("the pinned tables do not replay numpy bit for bit.")
+    return tables
+
+
+def dplr_laplace(value, sensitivity, epsilon, size, random_state=None):
+    """``size`` releases of :func:`dplr.mechanisms.laplace_mechanism` on the float ``value``, one call each (one stream)."""
+    rng = check_random_state(random_state)
+    return np.array([float(laplace_mechanism(float(value), sensitivity, epsilon, rng)) for _ in range(size)])
+
+
+def _release(value, theta, sign, we, ri):
+    return value + sign * ((ri.astype(np.float64) * we) * theta)
+
+
+def dplr_laplace_support(outputs, value, sensitivity, epsilon, chunk=256):
+    r"""Whether each output can be released by :func:`dplr.mechanisms.laplace_mechanism` from the float ``value``.
+
+    Exact but conservative (see the module doc): False is certain (no layer, integer and sign map to the output,
+    and the output is not in the tail's range); True means an exhibited state maps to it, or it lies where the
+    unmodelled tail could reach.
+    """
+    o = np.atleast_1d(np.asarray(outputs, dtype=float))
+    if not np.all(np.isfinite(o)):
+        raise ValueError("outputs must be finite.")
+    value = float(np.asarray(value, dtype=float))
+    if not np.isfinite(value):
+        raise ValueError(f"value must be finite, got {value!r}.")
+    sensitivity = check_positive_finite(sensitivity, "sensitivity")
+    epsilon = check_positive_finite(epsilon, "epsilon")
+    theta = VectorLaplace.from_rate(1, epsilon / sensitivity).scale  # the scale the release multiplies by
+    we = exponential_ziggurat_tables().we
+    tail = ZIGGURAT_EXP_R * theta
+    reachable = (o >= value + tail) | (o <= value - tail)  # the tail branch, conservatively
+    for start in range(0, o.size, chunk):
+        part = o[start:start + chunk]
+        target = part[:, None]
+        hit = np.zeros(part.shape, dtype=bool)
+        for sign in (1.0, -1.0):
+            lo = np.zeros((part.size, 256), dtype=np.int64)
+            hi = np.full((part.size, 256), 2 ** 53 - 1, dtype=np.int64)
+            for _ in range(54):
+                active = lo < hi
+                if not active.any():
+                    break
+                mid = (lo + hi) // 2
+                ge = sign * _release(value, theta, sign, we, mid) >= sign * target
+                hi = np.where(active & ge, mid, hi)
+                lo = np.where(active & ~ge, mid + 1, lo)
+            hit |= np.any(_release(value, theta, sign, we, lo) == target, axis=1)
+        reachable[start:start + chunk] |= hit
+    return reachable
