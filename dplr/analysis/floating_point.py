@@ -47,14 +47,14 @@ lower bound on the attack's.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy import stats
 
-import math
-from functools import lru_cache
-
+from dplr.directed_rounding import exact, round_down
 from dplr.mechanisms import VectorLaplace, laplace_mechanism
 from dplr.validation import check_positive_finite, check_random_state
 
@@ -333,7 +333,8 @@ def dplr_laplace_support(outputs, value, sensitivity, epsilon, chunk=256):
         raise ValueError(f"value must be finite, got {value!r}.")
     sensitivity = check_positive_finite(sensitivity, "sensitivity")
     epsilon = check_positive_finite(epsilon, "epsilon")
-    theta = VectorLaplace.from_rate(1, epsilon / sensitivity).scale  # the scale the release multiplies by
+    # the scale the release multiplies by, computed as dplr.mechanisms.laplace_mechanism computes it
+    theta = VectorLaplace.from_rate(1, round_down(exact(epsilon) / exact(sensitivity))).scale
     we = exponential_ziggurat_tables().we
     tail = ZIGGURAT_EXP_R * theta
     reachable = (o >= value + tail) | (o <= value - tail)  # the tail branch, conservatively
