@@ -2,7 +2,9 @@ r"""Algorithm 1 (sensitivity method), Algorithm 2 (objective perturbation) and t
 
 The one seam every private model in ``dplr`` goes through. Each algorithm is three steps:
 calibrate (:mod:`dplr.calibration`, the privacy map), draw the noise (the calibration's
-:class:`~dplr.mechanisms.VectorLaplace`), solve (:func:`dplr.solver.solve_regularized_erm`). The
+:class:`~dplr.mechanisms.VectorLaplace`), solve (:func:`dplr.solver.solve_regularized_erm`). Each validates its
+inputs and calibrates; the draw, the solve and the certificate of the released point are the one release path,
+:func:`dplr.release.private_release`. The
 *noise* functions do the first two (:func:`sensitivity_method_noise`, :func:`objective_perturbation_noise`)
 for callers that solve many problems together (private tuning, studies that batch several ε);
 :func:`sensitivity_method` and :func:`objective_perturbation` do all three.
@@ -37,7 +39,8 @@ from dplr.gaussian import (
     gaussian_output_perturbation_calibration,
 )
 from dplr.losses import get_loss
-from dplr.solver import certified_gradient_norm, solve_regularized_erm, stopping_tolerance
+from dplr.release import private_release
+from dplr.solver import solve_regularized_erm
 from dplr.validation import (
     check_epsilon,
     check_lambda,
@@ -77,6 +80,13 @@ def _check_solver_options(tol, max_iter):
     return check_tolerance(tol), check_positive_integer(max_iter, "max_iter")
 
 
+def _check_solver_dict(solver_options):
+    options = dict(solver_options or {})
+    if "max_iter" in options:
+        options["max_iter"] = check_positive_integer(options["max_iter"], "max_iter")
+    return options
+
+
 def sensitivity_method_noise(n, dim, epsilon, lam, loss="logistic", huber_h=0.5, n_draws=None, random_state=None,
                              check_input=True, *, solver_tol=None):
     r"""Algorithm 1's noise :math:`\eta`, :math:`h(\eta) \propto e^{-\beta\lVert\eta\rVert}`, :math:`\beta = \varepsilon/S`.
@@ -105,28 +115,6 @@ def sensitivity_method_noise(n, dim, epsilon, lam, loss="logistic", huber_h=0.5,
     return eta, calibration
 
 
-def _released_minimiser(X, y, lam, loss, tol, max_iter):
-    """The ERM minimiser an output perturbation releases, refused unless its gradient norm is certified ``<= tol``:
-    the noise is calibrated to a point within tol/λ of the exact minimiser, and only such a point is covered. The
-    solve runs to :func:`~dplr.solver.stopping_tolerance` (``tol`` less what float64's rounding can hide)
-    and the point's :func:`~dplr.solver.certified_gradient_norm` -- an upper bound on its true gradient
-    norm -- must be at most ``tol``. (A refusal is outside the guarantee: it says that this data set's solve did not
-    converge, which Newton's method on this strongly convex objective does within ``max_iter`` steps unless λ is
-    tiny.)"""
-    n, d = X.shape
-    target = stopping_tolerance(tol, n, d, lam, loss)
-    result = solve_regularized_erm(X, y, lam, loss, tol=target, max_iter=max_iter, check_input=False)
-    certified = certified_gradient_norm(float(np.max(result.grad_norm)), result.coef, n, lam, loss)
-    if not certified <= tol:
-        raise RuntimeError(f"the solver stopped at computed gradient norm {float(np.max(result.grad_norm))!r} "
-                           f"(certified bound on the true norm {certified!r}) > tol = {tol!r} after {max_iter} "
-                           f"iterations (lam = {lam!r}): the noise covers only points within tol/lam of the "
-                           f"minimiser, so this release would not be private. Fix: a larger lam, or a larger max_iter "
-                           f"(dplr.algorithms); a larger tol also works, and adds 2*tol/lam to the sensitivity the "
-                           f"noise is calibrated to.")
-    return result.coef
-
-
 def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws=None, random_state=None,
                        tol=1e-8, return_calibration=False, check_input=True, max_iter=100):
     r"""Algorithm 1 (NIPS 2008): :math:`w + \eta`, :math:`h(\eta) \propto e^{-\beta\lVert\eta\rVert}`, :math:`\beta = \varepsilon/S`.
@@ -147,12 +135,10 @@ def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws
     epsilon, lam = check_epsilon(epsilon), check_lambda(lam)
     tol, max_iter = _check_solver_options(tol, max_iter)
     loss = get_loss(loss, huber_h)
-    # the calibration first, so that what float64 cannot calibrate is refused before the solve; the draw after it
-    sensitivity_method_calibration(X.shape[0], lam, epsilon, loss.lipschitz, check_input=False, solver_tol=tol)
-    w = _released_minimiser(X, y, lam, loss, tol, max_iter)
-    eta, calibration = sensitivity_method_noise(X.shape[0], X.shape[1], epsilon, lam, loss, n_draws=n_draws,
-                                                random_state=rng, check_input=False, solver_tol=tol)
-    coef = w + eta
+    # the calibration first, so that what float64 cannot calibrate is refused before the solve
+    calibration = sensitivity_method_calibration(X.shape[0], lam, epsilon, loss.lipschitz, check_input=False,
+                                                 solver_tol=tol)
+    coef = private_release(X, y, lam, loss, calibration, n_draws, rng, tol=tol, max_iter=max_iter)
     return (coef, calibration) if return_calibration else coef
 
 
@@ -212,27 +198,21 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
     epsilons = [check_epsilon(e) for e in np.atleast_1d(epsilon)]
     calibrations = [objective_perturbation_calibration(e, n, lam, loss.curvature, loss.lipschitz, form,
                                                        check_input=False) for e in epsilons]
+    b = None
     if noise is not None:
         b = np.asarray(noise, dtype=float)
         if b.shape[-1:] != (d,) or b.ndim > 2 or not np.all(np.isfinite(b)):
             raise ValueError(f"noise must be finite, of shape ({d},) or (k, {d}), got shape {b.shape}. Fix: draw it "
                              f"from the calibration's mechanism (objective_perturbation_noise).")
-    elif not per_problem:
-        b = calibrations[0].mechanism(d).sample(n_draws, check_random_state(random_state))
-    else:
+    elif per_problem:
         if n_draws is not None:
             raise ValueError("an epsilon array draws one problem per value: leave n_draws at None.")
-        streams = (list(random_state) if isinstance(random_state, (list, tuple)) else
-                   [check_random_state(random_state)] * len(epsilons))
-        if len(streams) != len(epsilons):
-            raise ValueError(f"{len(epsilons)} values of epsilon but {len(streams)} random states.")
-        b = np.vstack([cal.mechanism(d).sample(random_state=check_random_state(rs))
-                       for cal, rs in zip(calibrations, streams)])
-    ridge = np.array([cal.ridge for cal in calibrations]) if per_problem else calibrations[0].ridge
-    options = dict(solver_options or {})
-    if "max_iter" in options:
-        options["max_iter"] = check_positive_integer(options["max_iter"], "max_iter")
-    coef = solve_regularized_erm(X, y, lam, loss, b=b, ridge=ridge, tol=tol, check_input=False, **options).coef
+        random_state = (list(random_state) if isinstance(random_state, (list, tuple)) else
+                        [check_random_state(random_state)] * len(epsilons))
+        if len(random_state) != len(epsilons):
+            raise ValueError(f"{len(epsilons)} values of epsilon but {len(random_state)} random states.")
+    coef = private_release(X, y, lam, loss, tuple(calibrations) if per_problem else calibrations[0], n_draws,
+                           random_state, tol=tol, solver_options=_check_solver_dict(solver_options), noise=b)
     if return_calibration:
         return coef, (tuple(calibrations) if per_problem else calibrations[0])
     return coef
@@ -257,8 +237,7 @@ def gaussian_output_perturbation(X, y, epsilon, delta, lam, loss="logistic", hub
     tol, max_iter = _check_solver_options(tol, max_iter)
     loss = get_loss(loss, huber_h)
     calibration = gaussian_output_perturbation_calibration(X.shape[0], lam, epsilon, delta, loss.lipschitz, tol)
-    w = _released_minimiser(X, y, lam, loss, tol, max_iter)
-    coef = w + calibration.mechanism(X.shape[1]).sample(n_draws, rng)
+    coef = private_release(X, y, lam, loss, calibration, n_draws, rng, tol=tol, max_iter=max_iter)
     return (coef, calibration) if return_calibration else coef
 
 
@@ -278,14 +257,10 @@ def gaussian_objective_perturbation(X, y, epsilon, delta, lam, loss="logistic", 
         X, y = check_training_data(X, y)
     loss = get_loss(loss, huber_h)
     lam, tol = check_lambda(lam), check_tolerance(tol)
-    n, d = X.shape
-    calibration = gaussian_objective_perturbation_calibration(epsilon, delta, n, lam, loss.curvature, loss.lipschitz)
-    b = calibration.mechanism(d).sample(n_draws, check_random_state(random_state))
-    options = dict(solver_options or {})
-    if "max_iter" in options:
-        options["max_iter"] = check_positive_integer(options["max_iter"], "max_iter")
-    coef = solve_regularized_erm(X, y, lam, loss, b=b, ridge=calibration.ridge, tol=tol, check_input=False,
-                                 **options).coef
+    calibration = gaussian_objective_perturbation_calibration(epsilon, delta, X.shape[0], lam, loss.curvature,
+                                                              loss.lipschitz)
+    coef = private_release(X, y, lam, loss, calibration, n_draws, random_state, tol=tol,
+                           solver_options=_check_solver_dict(solver_options))
     return (coef, calibration) if return_calibration else coef
 
 
@@ -315,26 +290,6 @@ def approximate_minima_perturbation(X, y, epsilon, delta, lam, gamma=None, loss=
     gamma = 1.0 / n**2 if gamma is None else gamma
     calibration = approximate_minima_perturbation_calibration(epsilon, delta, n, lam, gamma, loss.curvature,
                                                               loss.lipschitz, epsilon_split, delta_split)
-    rng = check_random_state(random_state)
-    b = calibration.mechanism(d).sample(n_draws, rng)
-    options = dict(solver_options or {})
-    if "max_iter" in options:
-        options["max_iter"] = check_positive_integer(options["max_iter"], "max_iter")
-    # a missed gamma warns (ConvergenceWarning) and is refused below, where it voids the guarantee; no warning filter
-    # is changed here (warnings.catch_warnings is not thread-safe, and AMP runs in worker threads)
-    # gamma certified despite rounding (dplr.solver.stopping): solved to less, each point's true norm bounded
-    reg = lam + calibration.ridge  # the regulariser the solver minimises with
-    b_norms = np.linalg.norm(np.reshape(b, (-1, d)), axis=1)
-    target = stopping_tolerance(calibration.gamma, n, d, reg, loss, perturbation_norm=float(np.max(b_norms)),
-                                name="gamma")
-    result = solve_regularized_erm(X, y, lam, loss, b=b, ridge=calibration.ridge, tol=target,
-                                   check_input=False, **options)
-    certified = max(certified_gradient_norm(g, w, n, reg, loss, perturbation_norm=p)
-                    for g, w, p in zip(np.reshape(result.grad_norm, -1), np.reshape(result.coef, (-1, d)), b_norms))
-    if not certified <= calibration.gamma:
-        raise RuntimeError(f"the solver stopped at computed gradient norm {float(np.max(result.grad_norm))!r} "
-                           f"(certified bound on the true norm {certified!r}) > gamma = {calibration.gamma!r}: the "
-                           f"output noise covers only gamma, so this release would not be private. Fix: "
-                           f"solver_options={{'max_iter': ...}} larger, or a larger gamma.")
-    coef = result.coef + calibration.output_mechanism(d).sample(n_draws, rng)
+    coef = private_release(X, y, lam, loss, calibration, n_draws, random_state,
+                           solver_options=_check_solver_dict(solver_options))
     return (coef, calibration) if return_calibration else coef

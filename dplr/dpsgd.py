@@ -231,13 +231,17 @@ def dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learnin
     U = X * y[:, None]
     norms = np.linalg.norm(U, axis=1)
     W = np.zeros((k, d))
+    # the noise N(0, (sigma C)^2 I) of each step, drawn by its mechanism; sigma = 0 (not private) draws the same
+    # normals and adds zeros, so that the lots' masks use the stream as for any sigma
+    scale = sigma * clip_norm
+    noise = IsotropicGaussian.from_sigma(d, scale if scale > 0 else 1.0)
     for _ in range(steps):
         mask = rng.random((k, n)) < q
         first = loss.derivative(W @ U.T)  # (k, n): g_i = first * u_i, ||g_i|| = |first| * ||u_i||
         if clip:
             size = np.abs(first) * norms
             first = first / np.maximum(1.0, size / clip_norm)
-        gradient = (first * mask) @ U + rng.standard_normal((k, d)) * (sigma * clip_norm)
+        gradient = (first * mask) @ U + (noise.sample(k, rng) if scale > 0 else noise.sample(k, rng) * 0.0)
         W -= eta * (gradient / divisor + lam * W)
     return W[0] if n_draws is None else W
 

@@ -232,8 +232,11 @@ class SensitivityMethod(_LinearClassifierThroughOrigin):
     Attributes
     ----------
     coef_, intercept_, classes_, n_features_in_ : as in :class:`StandardLR`.
+    calibration_ : dplr.calibration.SensitivityMethodCalibration
+        What the fit's noise was calibrated to (as the other estimators' ``calibration_``).
     noise_rate_ : float
-        :math:`\beta` of the noise density that was used (:math:`n\lambda\varepsilon/(2(1 + n\,\text{tol}))`).
+        ``calibration_.noise_rate``, :math:`\beta` of the noise density that was used
+        (:math:`n\lambda\varepsilon/(2(1 + n\,\text{tol}))`); an alias the book's chapters read.
     """
 
     def __init__(self, epsilon=0.1, lam=0.01, loss="logistic", huber_h=0.5, norm_bound=1.0, random_state=None,
@@ -247,10 +250,15 @@ class SensitivityMethod(_LinearClassifierThroughOrigin):
         self.tol = tol
 
     def _fit_coef(self, X, y, loss):
-        coef, calibration = sensitivity_method(X, y, self.epsilon, self.lam, loss, random_state=self.random_state,
-                                               tol=self.tol, return_calibration=True, check_input=False)
-        self.noise_rate_ = calibration.noise_rate
+        coef, self.calibration_ = sensitivity_method(X, y, self.epsilon, self.lam, loss,
+                                                     random_state=self.random_state, tol=self.tol,
+                                                     return_calibration=True, check_input=False)
         return coef
+
+    @property
+    def noise_rate_(self):
+        """``calibration_.noise_rate``: :math:`\\beta` of the noise density the fit used."""
+        return self.calibration_.noise_rate
 
 
 class ObjectivePerturbation(_LinearClassifierThroughOrigin):

@@ -26,7 +26,11 @@ bounded by :math:`\beta \lVert c_1 - c_2\rVert \le \varepsilon` by the triangle 
 (ε, δ)-DP), has the same methods -- those of :class:`NoiseMechanism`: ``sample``, ``log_density``,
 ``privacy_loss`` -- and its exact privacy map, the privacy profile :math:`\delta(\varepsilon)` of Balle & Wang
 (ICML 2018, Theorem 8) (:meth:`IsotropicGaussian.delta`). Its calibrations live in :mod:`dplr.gaussian`; the
-algorithms draw from it exactly as they draw from :class:`VectorLaplace`.
+algorithms draw from it exactly as they draw from :class:`VectorLaplace`; DP-SGD's per-step noise too.
+
+**Laplace coordinates**, :class:`LaplaceCoordinates` (independent :math:`\mathrm{Laplace}(0, b)` per
+coordinate, the classical Laplace mechanism's noise), serve a reading of the thesis the book replicates. Nothing
+in ``dplr`` draws any of these laws but through these classes (``tests/test_architecture.py`` checks it).
 
 The functions :func:`sample_vector_laplace`, :func:`vector_laplace_log_density`,
 :func:`vector_laplace_norm_distribution` and :func:`vector_laplace_privacy_loss` are the same
@@ -45,6 +49,7 @@ from dplr.validation import check_positive_finite, check_positive_integer, check
 
 __all__ = [
     "IsotropicGaussian",
+    "LaplaceCoordinates",
     "NoiseMechanism",
     "PolarDraws",
     "VectorLaplace",
@@ -265,6 +270,47 @@ class IsotropicGaussian:
             root = np.nextafter(root, np.inf) if root > 0 else 1e-300
             root *= 1.0 + 1e-12
         return float(root)
+
+
+@dataclass(frozen=True)
+class LaplaceCoordinates:
+    r"""Independent Laplace coordinates: :math:`\eta_j \sim \mathrm{Laplace}(0, b)`, density
+    :math:`(2b)^{-d} e^{-\lVert\eta\rVert_1/b}` on :math:`\mathbb{R}^d`.
+
+    The classical Laplace mechanism's noise, per coordinate (Dwork, McSherry, Nissim & Smith 2006): added to a
+    function of L1 sensitivity :math:`S`, scale :math:`b = S/\varepsilon` gives ε-DP (its privacy loss is at most
+    :math:`\lVert c_1 - c_2\rVert_1/b`, triangle inequality). Not the law of either algorithm of NIPS 2008 (that is
+    :class:`VectorLaplace`); the thesis replication uses it for one reading of the thesis' noise
+    (``dplr.replication.thesis.pipeline``). Build it with :meth:`from_scale`.
+    """
+
+    dim: int
+    scale: float
+
+    @classmethod
+    def from_scale(cls, dim, scale) -> "LaplaceCoordinates":
+        return cls(check_positive_integer(dim, "dim"), check_positive_finite(scale, "scale"))
+
+    def sample(self, size=None, random_state=None) -> np.ndarray:
+        r"""``size=None`` one vector ``(dim,)``, ``k`` draws ``(k, dim)``.
+
+        The stream is used once: ``Generator.laplace(0, scale, (k, dim))``.
+        """
+        n_draws = 1 if size is None else size
+        if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 0:
+            raise ValueError(f"size must be None or a non-negative integer, got {size!r}.")
+        draws = check_random_state(random_state).laplace(0.0, self.scale, size=(n_draws, self.dim))
+        return draws[0] if size is None else draws
+
+    def log_density(self, eta) -> np.ndarray:
+        r"""Log of :math:`(2b)^{-d} e^{-\lVert\eta\rVert_1/b}` at ``eta`` (shape ``(..., dim)``)."""
+        eta = np.asarray(eta, dtype=float)
+        return -eta.shape[-1] * np.log(2.0 * self.scale) - np.sum(np.abs(eta), axis=-1) / self.scale
+
+    def privacy_loss(self, output, centre_1, centre_2) -> np.ndarray:
+        r"""Privacy loss :math:`(\lVert t-c_2\rVert_1 - \lVert t-c_1\rVert_1)/b` at outputs ``t``."""
+        output = np.asarray(output, dtype=float)
+        return (np.sum(np.abs(output - centre_2), axis=-1) - np.sum(np.abs(output - centre_1), axis=-1)) / self.scale
 
 
 def laplace_mechanism(value, sensitivity, epsilon, random_state=None):

@@ -43,7 +43,8 @@ import pandas as pd
 
 from dplr.algorithms import objective_perturbation_noise, sensitivity_method_noise, standard_erm
 from dplr.losses import get_loss
-from dplr.solver import certified_gradient_norm, solve_on_parts, stopping_tolerance
+from dplr.release import certify_release
+from dplr.solver import solve_on_parts, stopping_tolerance
 from dplr.threads import default_threads, one_blas_thread, thread_map
 from dplr.validation import (
     check_epsilon,
@@ -240,13 +241,11 @@ def _solve_run(X, y, lambdas, parts, objective_rngs, loss, with_erm):
     targets = [_unperturbed_tolerance(len(part), d, lam, loss, with_erm) for part, lam in zip(parts, lambdas)]
     solutions = solve_on_parts(problems, loss, tol=SOLVER_TOL, tol_w0=targets)
     for solution, part, lam in zip(solutions, parts, lambdas):
-        certified = certified_gradient_norm(solution.grad_norm_w0, solution.w0, len(part), lam, loss)
-        if with_erm and not certified <= SOLVER_TOL:
-            raise RuntimeError(f"the unperturbed solve at lam = {float(lam)!r} stopped at computed gradient norm "
-                               f"{solution.grad_norm_w0!r} (certified bound on the true norm {certified!r}) > "
-                               f"{SOLVER_TOL:g}: Algorithm 1's noise covers only points within that tolerance over "
-                               f"lam of the minimiser, so its release would not be private. Fix: larger candidate "
-                               f"lambdas.")
+        if with_erm:  # Algorithm 1 releases w0 + noise: the one certificate of dplr.release
+            certify_release(solution.grad_norm_w0, solution.w0, len(part), lam, loss, SOLVER_TOL,
+                            solve=f"the unperturbed solve at lam = {float(lam)!r}", exceeds=f"{SOLVER_TOL:g}",
+                            covers="Algorithm 1's noise covers only points within that tolerance over lam of the "
+                                   "minimiser", whose="its", fix="larger candidate lambdas.")
     return [((solution.w0 if with_erm else None), dict(zip(rngs, solution.coef)))
             for solution, rngs in zip(solutions, objective_rngs)]
 

@@ -235,3 +235,96 @@ def test_the_ridge_pattern_catches_the_old_names():
     fine = ["gaussian_output_perturbation(X, y, epsilon, delta, lam)", "check_delta(delta)", "cal.deltas[0]",
             "sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)"]
     assert not any(re.search(p, line) for line in fine for p in RIDGE_AS_DELTA)
+
+
+# --------------------------------------------------------------------------------------------------
+# One release path (ARCHITECTURE.md, "The core"): noise is drawn only by dplr.mechanisms, and a solve is composed with
+# a noise draw only in dplr.release.private_release
+# --------------------------------------------------------------------------------------------------
+#: what draws noise by hand: a Generator's samplers of the mechanisms' laws
+HAND_DRAWS = {"laplace", "standard_normal", "gamma", "normal", "exponential"}
+
+#: modules that call a Generator's sampler for something that is no privacy release, each with its reason
+HAND_DRAWS_ALLOWED = {
+    "mechanisms.py": "the samplers of the noise laws themselves",
+    "datasets/simulated.py": "data, not noise: NIPS 2008's simulated points",
+    "replication/verdicts.py": "a simulation of the verdict rule's false-failure rate (statistics, no release)",
+    "analysis/privacy_loss_search.py": "search directions of the privacy-loss search, no release",
+    "analysis/objective_perturbation_search.py": "random starts of the adversarial search, no release",
+    "analysis/sensitivity.py": "random starts of the adversarial neighbours' search, no release",
+    "analysis/rounding.py": "test perturbations b for the stopping certificate's check against exact arithmetic",
+}
+
+#: the solver's entry points and what draws noise: a mechanism's ``sample``, the algorithms' noise steps
+SOLVES = {"solve_regularized_erm", "solve_on_part", "solve_on_parts"}
+NOISE_CALLS = re.compile(r"^(sample|\w+_noise|noise_vectors)$")
+
+#: functions that compose a solve with a noise draw outside dplr.release, each with its reason
+COMPOSITIONS_ALLOWED = {
+    ("release.py", "private_release"): "the one release path",
+    ("tuning.py", "_solve_run"): "Algorithm 3 solves all parts of a run together (solve_on_parts); its draws are "
+                                 "objective_perturbation_noise's and its certificate dplr.release.certify_release",
+    ("analysis/broken.py", "__call__"): "deliberately broken mechanisms, for the auditor to catch",
+    ("replication/thesis/pipeline.py", "thesis_objective_perturbation"): "Algorithm 2 as the thesis prints it (labels "
+                                                                          "entering as coded, rows of label 0 dropped): "
+                                                                          "not the library's algorithm; the sound "
+                                                                          "pipeline goes through private_release",
+    ("replication/paper/protocol.py", "private_classifiers"): "the paper's other readings of its own text (another "
+                                                              "Gamma parameter, objective scaling): not the library's "
+                                                              "algorithm; its default reading goes through "
+                                                              "private_release",
+}
+
+
+def _called_name(call):
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def hand_draws(source):
+    """Calls ``x.laplace(...)``-style of a Generator (not ``stats.gamma``, a scipy distribution) in ``source``."""
+    return [node.lineno for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in HAND_DRAWS
+            and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "stats")]
+
+
+def compositions(source):
+    """Names of the functions in ``source`` that call both a solver entry point and a noise draw."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names = {_called_name(call) for call in ast.walk(node) if isinstance(call, ast.Call)}
+            if names & SOLVES and any(name and NOISE_CALLS.match(name) for name in names):
+                found.append(node.name)
+    return found
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_noise_is_drawn_only_by_the_mechanisms(path):
+    relative = path.relative_to(PACKAGE).as_posix()
+    if relative in HAND_DRAWS_ALLOWED:
+        return
+    lines = hand_draws(path.read_text())
+    assert not lines, (f"{relative} draws noise by hand (lines {lines}): draw through a mechanism of dplr.mechanisms "
+                       f"(a calibration's mechanism(dim).sample, or a new mechanism class there), or, if this is no "
+                       f"privacy release, add the module to HAND_DRAWS_ALLOWED with its reason.")
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_every_release_goes_through_the_release_path(path):
+    relative = path.relative_to(PACKAGE).as_posix()
+    outside = [name for name in compositions(path.read_text()) if (relative, name) not in COMPOSITIONS_ALLOWED]
+    assert not outside, (f"{relative}: {outside} draw noise and solve: release through "
+                         f"dplr.release.private_release (or add the function to COMPOSITIONS_ALLOWED with its reason).")
+
+
+def test_the_release_checks_catch_a_hand_made_release():
+    source = ("def f(X, y, rng, cal):\n"
+              "    b = rng.laplace(size=3)\n"
+              "    w = solve_regularized_erm(X, y, 0.1, b=cal.mechanism(3).sample(1, rng)).coef\n"
+              "    return stats.gamma(a=3).ppf(0.5), rng.standard_normal(2)\n")
+    assert hand_draws(source) == [2, 4]
+    assert compositions(source) == ["f"]
+    assert compositions("def g(X, y):\n    return solve_regularized_erm(X, y, 0.1).coef\n") == []
+    assert all(any(p.relative_to(PACKAGE).as_posix() == m for p in modules()) for m in HAND_DRAWS_ALLOWED)
+    assert all(name in compositions((PACKAGE / m).read_text()) for m, name in COMPOSITIONS_ALLOWED)

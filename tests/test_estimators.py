@@ -79,6 +79,14 @@ def test_algorithm_1_noise_norm_has_the_gamma_law(data):
         n * lam * eps / (2 * (1 + n * 1e-8)), rel=1e-14)
 
 
+def test_sensitivity_method_exposes_its_calibration_like_the_other_estimators(data):
+    X, y = data
+    model = SensitivityMethod(epsilon=0.1, lam=0.01, random_state=0).fit(X, y)
+    assert model.calibration_ == sensitivity_method(X, y, 0.1, 0.01, random_state=0, return_calibration=True)[1]
+    assert model.noise_rate_ == model.calibration_.noise_rate  # the alias the chapters read
+    assert not hasattr(SensitivityMethod(), "calibration_") and not hasattr(SensitivityMethod(), "noise_rate_")
+
+
 def test_standard_lr_equals_sklearn(data):
     X, y = data
     lam = 0.01

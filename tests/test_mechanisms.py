@@ -157,3 +157,19 @@ def test_the_law_refuses_points_and_sizes_that_do_not_fit_it():
     with pytest.raises(ValueError, match="non-negative integer"):
         law.sample(size=2.7, random_state=0)  # used to draw 2
     assert law.sample(size=np.int64(2), random_state=0).shape == (2, 3)
+
+
+def test_laplace_coordinates_draws_generator_laplace_and_has_its_density():
+    from dplr.mechanisms import LaplaceCoordinates
+
+    law = LaplaceCoordinates.from_scale(3, 0.7)
+    assert np.array_equal(law.sample(4, np.random.default_rng(1)),
+                          np.random.default_rng(1).laplace(0.0, 0.7, size=(4, 3)))
+    assert law.sample(random_state=2).shape == (3,)
+    eta = np.random.default_rng(3).standard_normal((5, 3))
+    np.testing.assert_allclose(law.log_density(eta), stats.laplace(scale=0.7).logpdf(eta).sum(axis=1), rtol=1e-13)
+    c1, c2 = np.zeros(3), np.array([0.1, -0.2, 0.3])
+    np.testing.assert_allclose(law.privacy_loss(eta, c1, c2), law.log_density(eta - c1) - law.log_density(eta - c2),
+                               rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError):
+        LaplaceCoordinates.from_scale(3, 0.0)

@@ -52,13 +52,20 @@ from functools import lru_cache
 import numpy as np
 from sklearn.model_selection import KFold
 
-from dplr.algorithms import objective_perturbation, sensitivity_method_noise, standard_erm
-from dplr.calibration import objective_perturbation_calibration, sensitivity_method_noise_rate
+from dplr.algorithms import objective_perturbation, standard_erm
+from dplr.calibration import (
+    objective_perturbation_calibration,
+    sensitivity_method_calibration,
+    sensitivity_method_noise_rate,
+)
 from dplr.datasets.simulated import make_separable, make_unseparable
+from dplr.losses import get_loss
 from dplr.mechanisms import VectorLaplace
+from dplr.release import private_release
 from dplr.replication.runner import run_calls
 from dplr.replication.seeding import task_seed_sequence, task_stream
 from dplr.solver import solve_regularized_erm
+from dplr.validation import check_training_data
 
 __all__ = [
     "DEFAULT_SEED",
@@ -312,7 +319,8 @@ def private_classifiers(X, y, method, lam, epsilon=None, form=None, reading=Read
 
     Under the default reading this calls :func:`dplr.algorithms.standard_erm` and
     :func:`~dplr.algorithms.objective_perturbation` as they are, and Algorithm 1 as the paper states it: the
-    minimiser plus :func:`~dplr.algorithms.sensitivity_method_noise` for the exact minimiser
+    minimiser plus the noise for the exact minimiser (:func:`dplr.release.private_release` with
+    ``exact_minimiser=True``)
     (:math:`\beta = n\lambda\varepsilon/2`; :func:`~dplr.algorithms.sensitivity_method` also covers the solver's
     tolerance, a relative :math:`n\cdot 10^{-8}` more noise, which the paper does not have). Any other reading composes the same calibration
     (:func:`~dplr.calibration.objective_perturbation_calibration`,
@@ -325,8 +333,10 @@ def private_classifiers(X, y, method, lam, epsilon=None, form=None, reading=Read
         if method == "standard":
             return standard_erm(X, y, lam)[None, :]
         if method == "sensitivity":  # the paper's noise, for the exact minimiser (docstring)
-            return standard_erm(X, y, lam) + sensitivity_method_noise(n, d, epsilon, lam, n_draws=n_draws,
-                                                                       random_state=random_state, solver_tol=0.0)[0]
+            X, y = check_training_data(X, y)
+            calibration = sensitivity_method_calibration(n, lam, epsilon, solver_tol=0.0)
+            return private_release(X, y, lam, get_loss("logistic"), calibration, n_draws, random_state,
+                                   exact_minimiser=True)
         return objective_perturbation(X, y, epsilon, lam, form=form, n_draws=n_draws, random_state=random_state)
 
     rng = np.random.default_rng(random_state) if not isinstance(random_state, np.random.Generator) else random_state

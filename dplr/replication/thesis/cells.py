@@ -14,8 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dplr.algorithms import objective_perturbation_noise, sensitivity_method_noise, standard_erm
-from dplr.calibration import sensitivity_method_calibration
+from dplr.algorithms import standard_erm
+from dplr.calibration import objective_perturbation_calibration, sensitivity_method_calibration
+from dplr.losses import get_loss
+from dplr.release import private_release
 from dplr.replication.runner import run_calls
 from dplr.replication.statistics import paired_fold_difference, t_interval
 from dplr.replication.thesis.data import full_training_size, thesis_folds
@@ -41,7 +43,6 @@ from dplr.replication.thesis.published import (
     THESIS_SEED,
 )
 from dplr.replication.verdicts import replication_verdict
-from dplr.solver import solve_regularized_erm
 
 __all__ = [
     "Cell",
@@ -65,6 +66,10 @@ __all__ = [
     "lambda_table",
     "lambda_search",
 ]
+
+
+# the sound pipeline's loss: the library's algorithms on the logistic loss
+_LOGISTIC = get_loss("logistic")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -114,22 +119,19 @@ def _run_sound(cell, X, y, train, test, fold, seed):
     """
     Xt, yt = X[train], y[train]
     n, d, m = train.size, X.shape[1], cell.replicas
-    w_star = None
     out = {}
     for method, eps in cell.keys():
-        if method in ("standard", "sensitivity") and w_star is None:
-            w_star = standard_erm(Xt, yt, cell.lam)
         if method == "standard":
-            W = w_star[None, :]
+            W = standard_erm(Xt, yt, cell.lam)[None, :]
         elif method == "sensitivity":  # Algorithm 1 as the papers state it (exact-minimiser noise) on the repeated set
             rng = restart_stream(seed, cell.kind, fold, n, "sensitivity")
-            W = w_star + sensitivity_method_noise(m * n, d, eps, cell.lam, n_draws=cell.n_restarts, random_state=rng,
-                                                  solver_tol=0.0)[0]
+            calibration = sensitivity_method_calibration(m * n, cell.lam, eps, solver_tol=0.0)
+            W = private_release(Xt, yt, cell.lam, _LOGISTIC, calibration, cell.n_restarts, rng, exact_minimiser=True)
         else:  # dplr.algorithms.objective_perturbation on the repeated set
             rng = restart_stream(seed, cell.kind, fold, n, "objective")
-            b, calibration = objective_perturbation_noise(m * n, d, eps, cell.lam, form=cell.pipeline.form,
-                                                          n_draws=cell.n_restarts, random_state=rng)
-            W = solve_regularized_erm(Xt, yt, cell.lam, b=b / m, ridge=calibration.ridge).coef
+            calibration = objective_perturbation_calibration(eps, m * n, cell.lam, _LOGISTIC.curvature,
+                                                             _LOGISTIC.lipschitz, cell.pipeline.form)
+            W = private_release(Xt, yt, cell.lam, _LOGISTIC, calibration, cell.n_restarts, rng, replicas=m)
         out[method, eps] = thesis_errors(X[test] @ W.T, y[test])
     return out
 

@@ -53,7 +53,7 @@ from sklearn.linear_model import LogisticRegression
 from dplr.analysis.lasso import l1_logistic_regression
 from dplr.calibration import objective_perturbation_calibration
 from dplr.datasets.breast_cancer import scale_wdbc_public
-from dplr.mechanisms import PolarDraws
+from dplr.mechanisms import LaplaceCoordinates, PolarDraws
 from dplr.replication.seeding import task_seed_sequence
 from dplr.replication.thesis.data import normalise, thesis_dataset
 from dplr.replication.thesis.published import THESIS_SEED
@@ -260,7 +260,8 @@ class ThesisDraws:
 
     ``polar`` (:class:`~dplr.mechanisms.PolarDraws`: radii :math:`\Gamma(d, 1)`, uniform directions)
     serves both Gamma readings of the thesis' noise; ``laplace`` (k, d) unit-scale Laplace coordinates
-    serve the "standard deviation" reading. Drawn in that order from one stream.
+    serve the "standard deviation" reading (:class:`~dplr.mechanisms.LaplaceCoordinates` of scale 1). Drawn in that order
+    from one stream.
     """
 
     polar: PolarDraws
@@ -268,7 +269,7 @@ class ThesisDraws:
 
     @classmethod
     def sample(cls, rng, k, d):
-        return cls(PolarDraws.sample(d, k, rng), rng.laplace(size=(k, d)))
+        return cls(PolarDraws.sample(d, k, rng), LaplaceCoordinates.from_scale(d, 1.0).sample(k, rng))
 
 
 def noise_vectors(draws: ThesisDraws, theta, reading):

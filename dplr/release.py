@@ -1,0 +1,168 @@
+r"""The one release path: draw through the calibration's mechanism, solve, certify the gradient norm, release or refuse.
+
+Every private model of the core is released here (:func:`private_release`). Given a calibration record -- the
+privacy map's decision, from :mod:`dplr.calibration` or :mod:`dplr.gaussian` -- it does what the record's
+algorithm prescribes, and nothing else:
+
+* **output perturbation** (:class:`~dplr.calibration.SensitivityMethodCalibration`, NIPS 2008 Algorithm 1;
+  :class:`~dplr.gaussian.GaussianOutputPerturbationCalibration`): solve the regularised ERM problem to
+  :func:`~dplr.solver.stopping_tolerance` (``tol`` less what float64's rounding can hide), certify that the point's
+  true gradient norm is at most ``tol`` (:func:`~dplr.solver.certified_gradient_norm`) or refuse it
+  (``RuntimeError``), then release :math:`w + \eta` with :math:`\eta` drawn from the calibration's mechanism. The
+  noise was calibrated to the sensitivity :math:`2(L + n\,\text{tol})/(n\lambda)`
+  (:func:`~dplr.calibration.sensitivity_bound`), which covers only points within tol/λ of the exact minimiser:
+  only a certified point is released. ``exact_minimiser=True`` is the papers' idealisation (the calibration at
+  ``solver_tol=0``, the solver's point released as if it were the exact minimiser, uncertified): the replications
+  of the papers state Algorithm 1 that way, and say so;
+* **objective perturbation** (:class:`~dplr.calibration.ObjectivePerturbationCalibration`, Algorithm 2;
+  :class:`~dplr.gaussian.GaussianObjectivePerturbationCalibration`, Kifer, Smith & Thakurta 2012): draw
+  :math:`b` from the calibration's mechanism, then minimise
+  :math:`\frac{\lambda+\Delta}{2}\lVert w\rVert^2 + \frac{b^\top w}{n} + \frac1n\sum_i \ell(y_i w^\top x_i)` to
+  ``tol`` (the proofs are about the exact minimiser; there is no certificate to check);
+* **approximate minima perturbation** (:class:`~dplr.gaussian.ApproximateMinimaPerturbationCalibration`, Iyengar
+  et al. 2019): the objective step, solved below :math:`\gamma` and every point certified at most :math:`\gamma`
+  or refused, then the output noise.
+
+The draws use the stream in the algorithm's order: output perturbation draws only :math:`\eta` (after the solve,
+which draws nothing); objective perturbation draws :math:`b`; approximate minima perturbation :math:`b`, then the
+output noise. The certificate and its refusal are :func:`certify_release`, also used by private tuning
+(:mod:`dplr.tuning`), which solves the parts of a run together.
+
+Sources: NIPS 2008, Sections 3-4; JMLR 12 (2011), Algorithm 2 and Theorem 9; the Gaussian algorithms' sources in
+:mod:`dplr.gaussian`; the certificate in :mod:`dplr.solver.stopping`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from dplr.calibration import ObjectivePerturbationCalibration, SensitivityMethodCalibration
+from dplr.gaussian import (
+    ApproximateMinimaPerturbationCalibration,
+    GaussianObjectivePerturbationCalibration,
+    GaussianOutputPerturbationCalibration,
+)
+from dplr.solver import certified_gradient_norm, solve_regularized_erm, stopping_tolerance
+from dplr.validation import check_random_state
+
+__all__ = ["OUTPUT_PERTURBATIONS", "OBJECTIVE_PERTURBATIONS", "certify_release", "private_release"]
+
+#: The calibrations whose algorithm adds noise to the (certified) minimiser.
+OUTPUT_PERTURBATIONS = (SensitivityMethodCalibration, GaussianOutputPerturbationCalibration)
+
+#: The calibrations whose algorithm adds noise to the objective (approximate minima perturbation also adds output
+#: noise, :class:`~dplr.gaussian.ApproximateMinimaPerturbationCalibration`).
+OBJECTIVE_PERTURBATIONS = (ObjectivePerturbationCalibration, GaussianObjectivePerturbationCalibration,
+                           ApproximateMinimaPerturbationCalibration)
+
+
+def certify_release(grad_norms, coefs, n, reg, loss, bound, *, perturbation_norms=None, solve="the solver",
+                    exceeds=None, covers="the noise covers only points within tol/lam of the minimiser",
+                    whose="this", fix=""):
+    r"""Refuse a point unless its true gradient norm is certified at most ``bound``; returns the certified bound.
+
+    ``grad_norms`` are the solver's computed norms of the points ``coefs`` (one or ``(k, d)``), ``reg`` the
+    regulariser the solver minimised with (:math:`\lambda + \Delta`), ``perturbation_norms`` each point's
+    :math:`\lVert b\rVert` (``None``: unperturbed). The bound on the true norm is
+    :func:`~dplr.solver.certified_gradient_norm`, the largest over the points. Above ``bound`` it raises
+    ``RuntimeError``: the release would not be private. The message says which solve stopped (``solve``), the bound
+    it exceeds (``exceeds``, default ``tol = bound``), what the noise covers (``covers``), whose release
+    (``whose``) and how to fix it (``fix``).
+    """
+    coefs = np.asarray(coefs, dtype=float)
+    d = coefs.shape[-1]
+    computed = np.reshape(np.asarray(grad_norms, dtype=float), -1)
+    points = np.reshape(coefs, (-1, d))
+    if perturbation_norms is None:
+        certified = certified_gradient_norm(float(np.max(computed)), coefs, n, reg, loss)
+    else:
+        certified = max(certified_gradient_norm(g, w, n, reg, loss, perturbation_norm=p)
+                        for g, w, p in zip(computed, points, np.reshape(perturbation_norms, -1)))
+    if not certified <= bound:
+        exceeds = f"tol = {bound!r}" if exceeds is None else exceeds
+        raise RuntimeError(f"{solve} stopped at computed gradient norm {float(np.max(computed))!r} (certified bound "
+                           f"on the true norm {certified!r}) > {exceeds}: {covers}, so {whose} release would not be "
+                           f"private. Fix: {fix}")
+    return certified
+
+
+def _solve_options(solver_options, max_iter):
+    options = dict(solver_options or {})
+    if max_iter is not None:
+        options["max_iter"] = max_iter
+    return options
+
+
+def private_release(X, y, lam, loss, calibration, n_draws=None, random_state=None, *, tol=1e-8, max_iter=None,
+                    solver_options=None, noise=None, exact_minimiser=False, replicas=1):
+    r"""Release one private classifier per draw: the calibration's algorithm (module docstring), in one solve.
+
+    Parameters
+    ----------
+    X, y : checked training data (rows in the unit ball, labels in {-1, +1}); the callers check them once
+    lam : float, checked
+    loss : a loss object (:func:`dplr.losses.get_loss`)
+    calibration : a calibration record (module docstring), or for objective perturbation a tuple of them, one
+        problem each (each draws once, from its entry of ``random_state``, a sequence)
+    n_draws : None (one classifier, ``(d,)``) or ``k`` (``(k, d)``, one batched solve)
+    random_state : None, int, Generator; a sequence of them with a tuple of calibrations
+    tol : for output perturbation the gradient norm the released point is certified to meet -- the ``solver_tol``
+        the calibration was made with; for objective perturbation the solver's tolerance. Approximate minima
+        perturbation certifies its calibration's :math:`\gamma`.
+    max_iter, solver_options : the solver's (:func:`~dplr.solver.solve_regularized_erm`), checked by the caller;
+        ``max_iter=None`` leaves the solver's default (or ``solver_options``'s)
+    noise : objective perturbation only: noise already drawn from the calibration's mechanism (then ``n_draws`` and
+        ``random_state`` are not used; the guarantee rests on the caller, who must draw it once per release)
+    exact_minimiser : output perturbation only: the papers' idealisation (calibration at ``solver_tol=0``), no
+        certificate -- for the replications of the papers, which state Algorithm 1 that way
+    replicas : objective perturbation only: the records counted ``replicas`` times (the calibration made for
+        ``replicas * n`` records): the objective's term is :math:`(b/m)^\top w/n`, the rest unchanged
+    """
+    n, d = X.shape
+    options = _solve_options(solver_options, max_iter)
+    if isinstance(calibration, OUTPUT_PERTURBATIONS):
+        rng = check_random_state(random_state)
+        if exact_minimiser:
+            w = solve_regularized_erm(X, y, lam, loss, tol=tol, check_input=False, **options).coef
+        else:
+            target = stopping_tolerance(tol, n, d, lam, loss)
+            result = solve_regularized_erm(X, y, lam, loss, tol=target, check_input=False, **options)
+            certify_release(result.grad_norm, result.coef, n, lam, loss, tol,
+                            exceeds=f"tol = {tol!r} after {options.get('max_iter', 100)} iterations (lam = {lam!r})",
+                            fix="a larger lam, or a larger max_iter (dplr.algorithms); a larger tol also works, and "
+                                "adds 2*tol/lam to the sensitivity the noise is calibrated to.")
+            w = result.coef
+        return w + calibration.mechanism(d).sample(n_draws, rng)
+    if exact_minimiser:
+        raise ValueError("exact_minimiser applies to output perturbation only.")
+    per_problem = isinstance(calibration, tuple)
+    calibrations = calibration if per_problem else (calibration,)
+    if not calibrations or not all(isinstance(c, OBJECTIVE_PERTURBATIONS) for c in calibrations):
+        raise ValueError(f"calibration must be a record of dplr.calibration or dplr.gaussian, got {calibration!r}.")
+    rng = None if per_problem else check_random_state(random_state)
+    if noise is not None:
+        if isinstance(calibration, ApproximateMinimaPerturbationCalibration):
+            raise ValueError("approximate minima perturbation draws its own noise: pass noise=None.")
+        b = noise
+    elif not per_problem:
+        b = calibration.mechanism(d).sample(n_draws, rng)
+    else:
+        b = np.vstack([cal.mechanism(d).sample(random_state=check_random_state(rs))
+                       for cal, rs in zip(calibrations, random_state)])
+    ridge = np.array([cal.ridge for cal in calibrations]) if per_problem else calibration.ridge
+    perturbation = b / replicas if replicas != 1 else b
+    if not isinstance(calibration, ApproximateMinimaPerturbationCalibration):
+        return solve_regularized_erm(X, y, lam, loss, b=perturbation, ridge=ridge, tol=tol, check_input=False,
+                                     **options).coef
+    # a missed gamma warns (ConvergenceWarning) and is refused below, where it voids the guarantee; no warning filter
+    # is changed here (warnings.catch_warnings is not thread-safe, and AMP runs in worker threads)
+    # gamma certified despite rounding (dplr.solver.stopping): solved to less, each point's true norm bounded
+    reg = lam + calibration.ridge  # the regulariser the solver minimises with
+    b_norms = np.linalg.norm(np.reshape(b, (-1, d)), axis=1)
+    target = stopping_tolerance(calibration.gamma, n, d, reg, loss, perturbation_norm=float(np.max(b_norms)),
+                                name="gamma")
+    result = solve_regularized_erm(X, y, lam, loss, b=b, ridge=calibration.ridge, tol=target, check_input=False,
+                                   **options)
+    certify_release(result.grad_norm, result.coef, n, reg, loss, calibration.gamma, perturbation_norms=b_norms,
+                    exceeds=f"gamma = {calibration.gamma!r}", covers="the output noise covers only gamma",
+                    fix="solver_options={'max_iter': ...} larger, or a larger gamma.")
+    return result.coef + calibration.output_mechanism(d).sample(n_draws, rng)
