@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from dplr.algorithms import objective_perturbation_noise, sensitivity_method_noise, standard_erm
+from dplr.ball import check_rows_in_ball
 from dplr.losses import get_loss
 from dplr.solver import certified_gradient_norm, solve_on_parts, stopping_tolerance
 from dplr.threads import default_threads, one_blas_thread, thread_map
@@ -50,7 +51,6 @@ from dplr.validation import (
     check_lambda,
     check_positive_integer,
     check_random_state,
-    check_rows_in_ball,
     check_signed_data,
 )
 
