@@ -271,7 +271,8 @@ def _row_norms(X):
     power of two (exact), scaled back."""
     with np.errstate(over="ignore", under="ignore"):
         norms = np.linalg.norm(X, axis=1)
-        bad = np.flatnonzero(~np.isfinite(norms) | ((norms < _TINY) & np.any(X != 0.0, axis=1)))
+        bad = np.flatnonzero(~np.isfinite(norms) | (norms < _TINY))
+        bad = bad[np.any(X[bad] != 0.0, axis=1)]  # (a norm below 2**-400 of a row of zeros is right)
         if bad.size:
             exponent = np.frexp(np.max(np.abs(X[bad]), axis=1))[1]
             norms[bad] = np.ldexp(np.linalg.norm(np.ldexp(X[bad], -exponent[:, None]), axis=1), exponent)
