@@ -24,7 +24,7 @@ Feature scale
     data-independent scale) and reports ``coef_`` for the original features. A row beyond the
     bound raises ``ValueError``: nothing is clipped silently (see
     :func:`dplr.preprocessing.clip_to_unit_ball`), except rows beyond the bound by no more than the
-    rounding of their own dtype (:func:`dplr.validation.check_rows_in_ball` states the rule), which are
+    rounding of their own dtype (:func:`dplr.ball.check_rows_in_ball` states the rule), which are
     projected onto the ball so that the proofs' assumption holds exactly in float64.
 
 scikit-learn conventions, and where the paper overrides them
@@ -58,11 +58,11 @@ from dplr.algorithms import (
     sensitivity_method,
     standard_erm,
 )
+from dplr.ball import check_rows_in_ball
 from dplr.dpsgd import dp_sgd
 from dplr.losses import get_loss
 from dplr.validation import (
     check_positive_finite,
-    check_rows_in_ball,
     encode_binary_labels,
     warn_privacy_leak,
 )
@@ -113,6 +113,8 @@ class _LinearClassifierThroughOrigin(ClassifierMixin, BaseEstimator):
         y_signed, classes = encode_binary_labels(y)
         norm_bound = check_positive_finite(self.norm_bound, "norm_bound")
         X = check_rows_in_ball(X, norm_bound, dtype=X.dtype)  # float64; refuses rows beyond rounding
+        if norm_bound == 1.0:  # X / 1 is X, bit for bit: checked already
+            return X, y_signed, classes, norm_bound
         # dividing by R can itself round a norm of exactly R to 1 + 2e-16: project again (float64 rounding only)
         return check_rows_in_ball(X / norm_bound), y_signed, classes, norm_bound
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from dplr.validation import check_positive_finite, project_onto_ball, warn_privacy_leak
+from dplr.ball import project_onto_ball
+from dplr.validation import check_positive_finite, warn_privacy_leak
 
 __all__ = ["clip_to_unit_ball", "scale_by_public_bounds", "scale_by_max_norm"]
 
@@ -41,7 +42,7 @@ def clip_to_unit_ball(X, radius: float = 1.0):
 
     Data-independent: the image of a row depends on that row alone. Returns a new float64 array in which
     every row has ``numpy.linalg.norm(row) <= radius`` in floating point, not only in exact arithmetic
-    (:func:`dplr.validation.project_onto_ball`). Sparse input is refused (``TypeError``): convert it with
+    (:func:`dplr.ball.project_onto_ball`). Sparse input is refused (``TypeError``): convert it with
     ``X.toarray()``.
     """
     radius = check_positive_finite(radius, "radius")

@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from dplr.algorithms import objective_perturbation_noise, sensitivity_method_noise, standard_erm
+from dplr.ball import check_rows_in_ball
 from dplr.losses import get_loss
 from dplr.release import certify_release
 from dplr.solver import solve_on_parts, stopping_tolerance
@@ -51,7 +52,6 @@ from dplr.validation import (
     check_lambda,
     check_positive_integer,
     check_random_state,
-    check_rows_in_ball,
     check_signed_data,
 )
 

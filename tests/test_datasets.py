@@ -17,7 +17,8 @@ import pytest
 from sklearn.utils import Bunch
 
 from dplr import datasets as ds
-from dplr.validation import PrivacyLeakWarning, rows_outside_ball
+from dplr.ball import rows_outside_ball
+from dplr.validation import PrivacyLeakWarning
 
 ADULT_TRAIN_ROWS = [
     "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, Male, 2174, 0, 40, "

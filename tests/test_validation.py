@@ -7,7 +7,7 @@ import pytest
 from dplr import ObjectivePerturbation, PrivacyLeakWarning, SensitivityMethod, StandardLR
 from dplr.algorithms import standard_erm
 from dplr.preprocessing import clip_to_unit_ball, scale_by_max_norm, scale_by_public_bounds
-from dplr.validation import check_rows_in_ball, project_onto_ball, rows_outside_ball
+from dplr.ball import check_rows_in_ball, project_onto_ball, rows_outside_ball
 
 ESTIMATORS = [StandardLR, SensitivityMethod, ObjectivePerturbation]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dplr.validation import check_rows_in_ball
+from dplr.ball import check_rows_in_ball
 
 __all__ = ["NeighbouringPair", "anchored_pair", "l1_tie_breaking_pair"]
 

@@ -18,10 +18,11 @@ from scipy import optimize
 
 from dplr.analysis.neighbours import NeighbouringPair
 from dplr.analysis.privacy_loss import norm_difference, objective_perturbation_privacy_loss
+from dplr.ball import check_rows_in_ball
 from dplr.calibration import objective_perturbation_calibration
 from dplr.losses import get_loss
 from dplr.threads import one_blas_thread
-from dplr.validation import check_random_state, check_rows_in_ball
+from dplr.validation import check_random_state
 
 __all__ = [
     "DEFAULT_RADII",

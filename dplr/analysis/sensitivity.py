@@ -40,12 +40,13 @@ from scipy.special import expit
 
 from dplr.algorithms import standard_erm
 from dplr.analysis.neighbours import NeighbouringPair, anchored_pair
+from dplr.ball import check_rows_in_ball
 from dplr.calibration import sensitivity_bound
 from dplr.losses import get_loss
 from dplr.objective import RegularizedERM
 from dplr.solver import damped_newton
 from dplr.threads import one_blas_thread
-from dplr.validation import check_lambda, check_random_state, check_rows_in_ball
+from dplr.validation import check_lambda, check_random_state
 
 __all__ = [
     "SensitivitySearchResult",

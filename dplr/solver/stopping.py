@@ -115,7 +115,7 @@ def certified_gradient_norm(computed_norm, coef, n, reg, loss, perturbation_norm
     :math:`E` from :func:`~dplr.solver.gradient_rounding_bound` at
     :math:`W = \mathrm{fl}(\lVert w\rVert)/(1-\gamma_{d+1})` (the computed norm of ``coef``, made an upper bound).
     ``perturbation_norm`` (:math:`\lVert b\rVert`) and ``row_norm`` (:math:`R`) are computed norms, made upper bounds
-    the same way (the data checks bound the rows' true norms, :func:`dplr.validation.rows_outside_ball`, so for rows
+    the same way (the data checks bound the rows' true norms, :func:`dplr.ball.rows_outside_ball`, so for rows
     this is only generous); other arguments as there. A NaN or infinite computed norm gives ``inf``."""
     coef = np.asarray(coef, dtype=float).reshape(-1)
     d = coef.size

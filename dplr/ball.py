@@ -1,0 +1,391 @@
+"""The unit ball: the records' norms decided exactly, rows beyond rounding refused, rows projected onto it.
+
+NIPS 2008, Section 2 assumes every record has ``||x_i|| <= 1``; the privacy proofs are void without it, for the float64
+entries as the real numbers they are. This module decides that exactly (:func:`rows_outside_ball`), refuses rows
+outside by more than rounding (:func:`refuse_rows_outside_ball`), projects rows onto the ball
+(:func:`project_onto_ball`), and composes the two for the algorithms' input check (:func:`check_rows_in_ball`).
+
+How the norms are decided, fast: a screen on the computed sum of squares certifies most rows inside (or outside);
+the rows it leaves -- after ``sklearn.preprocessing.Normalizer`` that is every row, each within a few ulps of the
+radius -- are decided by a vectorised compensated sum with a proven error bound (``_near_signs``), which leaves
+open only rows within about :math:`10^{-20}` (relative) of the sphere; those are decided by error-free
+transformations and, failing them, by exact fractions (``_exact_excess_sign``). Every decision is exact, so the
+released data are the same numbers as with the exact test alone.
+
+(Over 400 lines: the exact test of the norms and its proofs belong beside the checks and the projection that use it.)
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from fractions import Fraction
+
+import numpy as np
+
+__all__ = [
+    "check_rows_in_ball",
+    "refuse_rows_outside_ball",
+    "project_onto_ball",
+    "rows_outside_ball",
+    "CHUNK_ROWS",
+    "NORM_FIX",
+    "ROUNDING_ULPS",
+]
+
+
+def _positive_radius(radius) -> float:
+    """``float(radius)`` if it is a finite number > 0, else ``ValueError`` (the message of
+    ``dplr.validation.check_positive_finite``, which imports this module and so cannot be imported here)."""
+    if isinstance(radius, bool) or not isinstance(radius, numbers.Real) or not (np.isfinite(float(radius))
+                                                                                and float(radius) > 0):
+        raise ValueError(f"radius must be a positive finite number, got {radius!r}.")
+    return float(radius)
+
+
+#: A row may exceed the bound by this many units of roundoff (machine epsilons) of its input dtype and still be
+#: accepted -- then projected onto the ball in float64 (:func:`check_rows_in_ball`).
+ROUNDING_ULPS = 4
+
+#: The advice appended to the error for rows outside the unit ball -- how to bring features into it.
+NORM_FIX = (
+    "Fix: bring the features into the ball with bounds that do not come from the data: centre and scale each "
+    "feature by public bounds (dplr.preprocessing.scale_by_public_bounds(X, bounds, centre=...) maps it into "
+    "[-1, 1]), divide by sqrt(n_features) or project with dplr.preprocessing.clip_to_unit_ball, and append a "
+    "constant public feature if the model needs an offset (the separator passes through the origin). "
+    "norm_bound=R, a public bound on ||x_i||, only rescales: on raw, uncentred features it gives a poor model."
+)
+
+
+#: :math:`u = 2^{-53}`, float64's unit roundoff.
+_U = 2.0 ** -53
+#: Entries smaller than this (and not 0), radii outside ``[_TINY, 1/_TINY]``: the exact test takes Python's
+#: fractions (their squares could underflow, or the split of an entry overflow).
+_TINY = 2.0 ** -400
+#: Veltkamp's splitter for float64: ``x = hi + lo`` with ``hi`` and ``lo`` of at most 26 significant bits each.
+_SPLITTER = 2.0 ** 27 + 1.0
+
+
+def _gamma(k):
+    return k * _U / (1.0 - k * _U)
+
+
+def _split(x):
+    """``(hi, lo)`` with ``x = hi + lo`` exactly and ``hi``, ``lo`` of at most 26 significant bits (Veltkamp)."""
+    t = _SPLITTER * x
+    hi = t - (t - x)
+    return hi, x - hi
+
+
+def _exact_excess_sign(rows, radius):
+    r"""For rows of norm close to ``radius``: the sign of :math:`E = \sum_j x_j^2 - r^2` for the entries as real
+    numbers.
+
+    Each square is split exactly, :math:`x^2 = h + (m + l)` with :math:`h = \mathrm{hi}^2`, :math:`m = 2\,\mathrm{hi}
+    \,\mathrm{lo}`, :math:`l = \mathrm{lo}^2` (Veltkamp's split :math:`x = \mathrm{hi} + \mathrm{lo}` into halves of at
+    most 26 bits: no product rounds), :math:`r^2` likewise. The :math:`K` large terms :math:`b` (the :math:`h` and
+    :math:`-r_h^2`) are added by TwoSum, whose errors :math:`q` are exact (Ogita, Rump & Oishi, *Accurate sum and dot
+    product*, SIAM J. Sci. Comput. 26, 2005, Algorithm 4.4), giving :math:`p` with :math:`p + \sum q = \sum b`; the
+    :math:`q` and the :math:`M` small terms :math:`c` (the two of an entry together at most
+    :math:`(2^{-25} + 2^{-52})` times its large one; :math:`-r^2`'s small part rounded once, which the count
+    :math:`K + M` covers) are summed in plain float64 into :math:`\sigma`, and the result is
+    :math:`\mathrm{fl}(p + \sigma)`. With :math:`|q| \le u(1+\gamma_K)\sum|b|`, the sum of the :math:`K + M` numbers
+    errs by at most :math:`\gamma_{K+M}(Ku(1+\gamma_K) + 2^{-25} + 2^{-52})\sum|b|` (Higham, 2002, Section 4.2), and
+    the last addition by :math:`u|E|` more: a result beyond twice that bound has the sign of :math:`E` (the factor two
+    also covers the rounding of the bound and of the computed :math:`\sum|b|`), and where nothing rounded (no
+    :math:`q`, no small term: a row exactly on the sphere, such as a one-hot row) the result *is* :math:`E`. Rows it
+    leaves undecided (a norm within a relative :math:`10^{-21}` or so of the radius, or entries so small that a square
+    could underflow) are decided with Python's exact fractions. Returns an int array of -1, 0, 1."""
+    rows = np.ascontiguousarray(rows)
+    n = rows.shape[0]
+    sign = np.zeros(n, dtype=int)
+    if n == 0:
+        return sign
+    flat = np.flatnonzero(rows)  # row-major: each row's non-zero entries together (zeros contribute nothing)
+    row = flat // rows.shape[1]
+    values = rows.reshape(-1)[flat]
+    size = np.abs(values)
+    # entries whose squares could underflow, or whose split could overflow, and radii out of range: fractions
+    by_fractions = np.zeros(n, dtype=bool)
+    by_fractions[row[(size < _TINY) | (size > 1.0 / _TINY)]] = True
+    if not _TINY <= radius <= 1.0 / _TINY:
+        by_fractions[:] = True
+    fast = np.flatnonzero(~by_fractions)
+    if fast.size:
+        # the non-zero entries packed left, as many columns as the most non-zeros of a row (zeros pad the others)
+        position = np.arange(row.size) - np.searchsorted(row, np.arange(n))[row]
+        entries = np.zeros((n, int(position.max(initial=-1)) + 1))
+        entries[row, position] = values
+        hi, lo = _split(entries[fast])
+        big = hi * hi
+        small = 2.0 * (hi * lo), lo * lo
+        r_hi, r_lo = _split(np.float64(radius))
+        r_small = -(2.0 * (r_hi * r_lo)) - r_lo * r_lo  # rounds: covered like the other small terms
+        rounded = np.any(lo != 0.0, axis=1) | (r_lo != 0.0)
+        p, sigma = np.full(fast.size, -(r_hi * r_hi)), np.zeros(fast.size)
+        s, z, q = np.empty_like(p), np.empty_like(p), np.empty_like(p)
+        for t in big.T:  # TwoSum: p + t = s + q exactly (q = (p - (s - z)) + (t - z), z = s - p)
+            np.add(p, t, out=s)
+            np.subtract(s, p, out=z)
+            np.subtract(s, z, out=q)
+            np.subtract(p, q, out=q)
+            np.subtract(t, z, out=z)
+            q += z
+            rounded |= q != 0.0
+            sigma += q
+            p, s = s, p
+        sigma += small[0].sum(axis=1) + small[1].sum(axis=1) + r_small
+        result = p + sigma  # exact where nothing rounded (sigma is 0 there)
+        k, m = big.shape[1] + 1, 2 * big.shape[1] + 2
+        bound = 2.0 * _gamma(k + m) * (k * _U * (1.0 + _gamma(k)) + 2.0 ** -25 + 2.0 ** -52) * (big.sum(axis=1)
+                                                                                               + r_hi * r_hi)
+        decided = (np.abs(result) > bound) | ~rounded
+        sign[fast[decided]] = np.sign(result[decided]).astype(int)
+        by_fractions[fast[~decided]] = True
+    r2 = Fraction(float(radius)) ** 2
+    for i in np.flatnonzero(by_fractions):
+        excess = sum(Fraction(float(v)) ** 2 for v in rows[i][rows[i] != 0.0]) - r2
+        sign[i] = (excess > 0) - (excess < 0)
+    return sign
+
+
+def _near_signs(rows, radius):
+    r"""For rows of norm near ``radius`` (in :math:`[2^{-400}, 2^{400}]`): ``(sign, decided)``, the sign of
+    :math:`E = \sum_j x_j^2 - r^2` for the entries as real numbers where ``decided``, vectorised.
+
+    Let :math:`r < 2^e \le 2r` and :math:`g = 2^{e-26}`. Each entry is split as :math:`x = h + l`, :math:`h` the
+    multiple of :math:`g` nearest :math:`x` (:math:`h = \mathrm{fl}(\mathrm{fl}(x + K) - K)`, :math:`K = 1.5 \cdot
+    2^{e+26}`: for :math:`|x| \le 2^e` the sum lies in a binade of spacing :math:`g` and the subtraction is exact,
+    Sterbenz), :math:`l = x - h` exact (Sterbenz again, or :math:`h = 0`), :math:`|l| \le g/2`. Then
+    :math:`x^2 = h^2 + (h + x)\,l`, and likewise :math:`r^2 = r_h^2 + (r_h + r)\,r_l`. Each :math:`h^2 = m^2 g^2` with
+    :math:`|m| \le 2^{26}` is exact, and so is their sum :math:`A` in any order (every partial sum is a multiple of
+    :math:`g^2` below :math:`2^{2e+1} = 2^{53} g^2`), provided the computed :math:`A < 2^{2e}` (rounding is monotone,
+    so a larger term or partial sum would show in it); then :math:`D = A - r_h^2` is exact too. The small part
+    :math:`C = \sum (h + x)\,l` is computed as a dot product of :math:`c = \mathrm{fl}(h + x)` and :math:`l`, which
+    errs by at most :math:`\gamma_{d+1} P` with :math:`P = \sum (|h| + |x|)|l| \le \tfrac{g}{2}\sqrt d\,(2\sqrt A +
+    \sqrt d\,g/2)` (Cauchy--Schwarz; Higham, *Accuracy and Stability of Numerical Algorithms*, 2002, Section 3.1, any
+    summation order), plus :math:`2^{-1075}` per product that underflows. With :math:`\rho = (r_h + r) r_l` computed
+    with error :math:`\gamma_2|\rho|`, the result :math:`\mathrm{fl}(D + \mathrm{fl}(\hat C - \hat\rho))` is
+    :math:`(D + C - \rho + \theta)(1 + \delta)` with :math:`|\theta| \le \gamma_{d+3}(P + |\rho|) + d\,2^{-1075}`: a
+    result larger in magnitude than twice that bound has the sign of :math:`E` (the factor two covers
+    :math:`1 + \delta` and the rounding of the bound itself; :math:`(d + 3)u < 10^{-3}` is required). The rows left
+    open are within about :math:`\gamma_{d+3}\sqrt d\,g` of the sphere (:math:`10^{-20}` relative for :math:`d = 50`),
+    or exactly on it: of these, a row with every :math:`l = 0` (and :math:`r_l = 0`) has :math:`E = D` exactly."""
+    n, d = rows.shape
+    sign = np.zeros(n, dtype=int)
+    decided = np.zeros(n, dtype=bool)
+    if n == 0 or (d + 3) * _U >= 1e-3:
+        return sign, decided
+    e = math.frexp(radius)[1]
+    shift = 1.5 * math.ldexp(1.0, e + 26)
+    grid = math.ldexp(1.0, e - 26)
+    r_hi = (radius + shift) - shift
+    r_lo = radius - r_hi
+    rho = (r_hi + radius) * r_lo
+    step = max(1, (1 << 16) // max(d, 1))  # work arrays of 2**16 entries: they stay in the cache
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        for start in range(0, n, step):
+            x = rows[start:start + step]
+            part = slice(start, start + x.shape[0])
+            hi = x + shift
+            hi -= shift
+            big = np.einsum("ij,ij->i", hi, hi)
+            lo = x - hi
+            hi += x  # c = fl(h + x)
+            small = np.einsum("ij,ij->i", hi, lo)
+            result = (big - r_hi * r_hi) + (small - rho)
+            bound = 2.0 * _gamma(d + 3) * (0.5 * grid * math.sqrt(d) * (2.0 * np.sqrt(big) + math.sqrt(d) * grid)
+                                           + abs(rho)) + (d + 1) * 2.0 ** -1074
+            exact = big < math.ldexp(1.0, 2 * e)  # A (and D) exact
+            ok = exact & (np.abs(result) > bound)
+            if r_lo == 0.0:  # rows with every l = 0: C = 0 and rho = 0, so the result is D, exact
+                open_ = np.flatnonzero(exact & ~ok)
+                ok[open_[~np.any(lo[open_] != 0.0, axis=1)]] = True
+            decided[part] = ok
+            sign[part] = np.where(ok, np.sign(result), 0).astype(int)
+    return sign, decided
+
+
+#: :func:`rows_outside_ball` decides this many rows at a time (its work arrays are a few times a chunk's size).
+CHUNK_ROWS = 1 << 15
+
+
+def rows_outside_ball(X, radius: float = 1.0):
+    r"""Which rows of ``X`` have Euclidean norm greater than ``radius``, *exactly*: the float64 entries taken as the
+    real numbers they are, as the privacy proofs take them -- not as ``numpy.linalg.norm`` rounds them.
+
+    Rounding can leave a row just outside the ball although its norm computed in float64 is at most the radius: a row
+    divided by its norm (each entry rounded), or one whose computed norm is below the true one. The computed sum of
+    squares :math:`s` of a row is within :math:`\gamma_d` (relative) of the true one :math:`S` (Higham, *Accuracy and
+    Stability of Numerical Algorithms*, 2002, Section 4.2); rows with :math:`s \le r^2(1 - 2\gamma_{d+2})` are
+    inside, and the others are decided exactly (``_exact_excess_sign``: error-free products, a double-double sum with
+    a proven error bound, and exact fractions where that bound leaves the sign open), :data:`CHUNK_ROWS` rows at a
+    time (rows and radius scaled by a power of two, exactly, when the radius is below :math:`2^{-400}`). Returns a
+    boolean array, one entry per row; a NaN or infinite entry raises ``ValueError``.
+    """
+    radius = _positive_radius(radius)
+    X = np.asarray(X, dtype=np.float64)
+    outside = np.zeros(X.shape[0], dtype=bool)
+    if X.size == 0:
+        return outside
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X holds NaN or infinite values: a row's norm is not defined. Fix: remove or impute them.")
+    if radius < _TINY:
+        # Scaled by a power of two: below 2**-400 the screen's r / sqrt(d) could round by more than its slack (a
+        # subnormal result keeps few bits). A row with an entry above r is outside (||x|| >= max |x_j|); the others
+        # have entries at most r, which the scaling (r into [1/2, 1)) moves exactly and without overflow.
+        largest = np.max(np.abs(X), axis=1)
+        outside = largest > radius
+        keep = np.flatnonzero(~outside)
+        shift = -math.frexp(radius)[1]
+        outside[keep] = rows_outside_ball(np.ldexp(X[keep], shift), math.ldexp(radius, shift))
+        return outside
+    if radius > 1.0 / _TINY:  # r**2 could overflow: screen by the largest entry (r / sqrt(d) is a normal number)
+        largest = np.max(np.abs(X), axis=1)  # ||x|| <= sqrt(d) max|x_j|, and ||x|| >= max|x_j|
+        outside = largest > radius
+        near = ~outside & ~(largest <= radius / np.sqrt(X.shape[1]) * (1.0 - 2.0 ** -40))
+    else:
+        # a square that underflows errs by at most 2**-1075: far below the screen's slack of (d + 1) u r**2 when
+        # r >= 2**-400, so the screen holds for such rows too, both ways: a computed s > r**2 (1 + 2 gamma) has a true
+        # sum above r**2, and a square that overflows (an entry above 2**511 > r) makes a row outside. The rows between
+        # are decided by _near_signs, exactly, and the few it leaves open by _exact_excess_sign.
+        with np.errstate(over="ignore"):
+            squares = np.einsum("ij,ij->i", X, X)
+        slack = 2.0 * _gamma(X.shape[1] + 2)
+        outside = squares > radius * radius * (1.0 + slack)
+        near = ~outside & ~(squares <= radius * radius * (1.0 - slack))
+        index = np.flatnonzero(near)
+        rows = X if index.size == X.shape[0] else X[index]
+        sign, decided = _near_signs(rows, radius)
+        outside[index[decided]] = sign[decided] > 0
+        near[index[decided]] = False
+    index = np.flatnonzero(near)
+    for start in range(0, index.size, CHUNK_ROWS):
+        chunk = index[start:start + CHUNK_ROWS]
+        rows = X if chunk.size == X.shape[0] else X[chunk]
+        outside[chunk] = _exact_excess_sign(rows, radius) > 0
+    return outside
+
+
+def _row_norms(X):
+    """``numpy.linalg.norm`` of each row; where a row's squares overflow or underflow, the norm of the row scaled by a
+    power of two (exact), scaled back."""
+    with np.errstate(over="ignore", under="ignore"):
+        norms = np.linalg.norm(X, axis=1)
+        bad = np.flatnonzero(~np.isfinite(norms) | (norms < _TINY))
+        bad = bad[np.any(X[bad] != 0.0, axis=1)]  # (a norm below 2**-400 of a row of zeros is right)
+        if bad.size:
+            exponent = np.frexp(np.max(np.abs(X[bad]), axis=1))[1]
+            norms[bad] = np.ldexp(np.linalg.norm(np.ldexp(X[bad], -exponent[:, None]), axis=1), exponent)
+    return norms
+
+
+def _check_radius(radius):
+    """A radius the ball helpers can work with: finite, > 0 and within ``[2**-400, 2**400]``."""
+    radius = _positive_radius(radius)
+    if not _TINY <= radius <= 1.0 / _TINY:
+        raise ValueError(f"radius = {radius!r} is outside [2**-400, 2**400], where float64 cannot bring rows onto the "
+                         f"sphere reliably. Fix: rescale the data by a public constant so that the bound on the rows' "
+                         f"norms is near 1 (the algorithms' own bound is 1).")
+    return radius
+
+
+def project_onto_ball(X, radius: float = 1.0):
+    r"""Rows of ``X`` (float64) projected onto the ball of ``radius``: :math:`x \min(1, r/\lVert x\rVert)`.
+
+    Guaranteed exactly: every row of the result has Euclidean norm at most ``radius`` for its float64 entries as real
+    numbers (:func:`rows_outside_ball`), and ``numpy.linalg.norm(result, axis=1) <= radius`` as well (the result is in
+    row-major order, the order that guarantee is checked in; a norm computed otherwise, e.g. of one row with ``dot``,
+    may sum in another order and exceed it by an ulp). The radial step computes each norm on the row scaled by a power
+    of two (exact), so that rows of very large or very small entries neither overflow nor underflow (a row whose
+    entries span more than float64's range of exponents loses its smallest ones to underflow). A row that rounding
+    leaves outside after it is shrunk by a few units of roundoff at a time (factors :math:`1 - 2^{k}u`,
+    :math:`k = 2, 3, \dots`) until it is inside; multiplying by a factor below 1 never lengthens an entry. Each row's
+    image depends on that row alone. Returns a new array; refuses a radius that is not a finite number in
+    :math:`[2^{-400}, 2^{400}]`, and rows that are not finite (no projection makes them meaningful).
+    """
+    radius = _check_radius(radius)
+    X = np.array(X, dtype=np.float64, order="C")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X holds NaN or infinite values, which no projection onto the ball can bound. Fix: remove "
+                         "or impute them first.")
+    if X.size == 0:
+        return X
+    exponent = np.frexp(np.max(np.abs(X), axis=1))[1]  # the largest entry is f 2**exponent, 1/2 <= f < 1
+    scaled = np.ldexp(X, -exponent[:, None])  # exact: entries below 1, norms at most sqrt(d)
+    norms = np.linalg.norm(scaled, axis=1)
+    outside = norms > np.ldexp(radius, -exponent)  # ||x|| > r, as the unscaled norm would say where it is finite
+    # x r/||x|| as the scaled row times r/||x 2**-e||: the same numbers as the unscaled product where no entry under- or
+    # overflows either way, and right where the unscaled one would overflow
+    X[outside] = scaled[outside] * (radius / norms[outside])[:, None]
+
+    def outside_either_way(rows):  # exactly, or as numpy computes the norm (what a user checks)
+        return rows_outside_ball(rows, radius) | (np.linalg.norm(rows, axis=1) > radius)
+
+    still, k = np.flatnonzero(outside_either_way(X)), 2
+    while still.size:  # each round shrinks by more than the last; a few rounds cover the rounding of a norm
+        if k > 40:
+            raise RuntimeError("project_onto_ball could not bring a row inside the ball (a bug: please report it).")
+        X[still] *= 1.0 - 2.0 ** k * _U
+        still, k = still[outside_either_way(X[still])], k + 1
+    return X
+
+
+def _refuse(X, radius, dtype):
+    """The refusal of :func:`refuse_rows_outside_ball`; returns ``(X as float64, computed norms, exactly outside)``."""
+    radius = _positive_radius(radius)
+    dtype = np.dtype(np.float64 if dtype is None else dtype)
+    eps = float(np.finfo(dtype).eps) if np.issubdtype(dtype, np.floating) else float(np.finfo(np.float64).eps)
+    X = np.asarray(X, dtype=np.float64)
+    if not np.all(np.isfinite(X)):  # NaN > radius is False: it would pass the test below
+        raise ValueError(f"X holds NaN or infinite values; every record must be a finite vector of norm at most "
+                         f"{radius!r}. Fix: remove or impute them before fitting.")
+    norms = _row_norms(X)
+    slack = radius * (1 + ROUNDING_ULPS * eps)
+    outside = rows_outside_ball(X, radius)
+    too_long = np.flatnonzero((norms > slack) & outside)  # a computed norm can also be above the true one
+    if too_long.size:
+        largest = float(norms[too_long].max())
+        raise ValueError(
+            f"{too_long.size} of {X.shape[0]} rows have Euclidean norm > {radius!r} (largest {largest!r}, "
+            f"first at row {too_long[0]}: {float(norms[too_long[0]])!r}; the bound is {radius!r}, and rows within "
+            f"rounding of the {dtype.name} input, up to {slack!r}, would be accepted). The privacy guarantee of "
+            f"both algorithms assumes ||x_i|| <= 1 for every record (NIPS 2008, Section 2). {NORM_FIX}"
+        )
+    return X, norms, outside
+
+
+def refuse_rows_outside_ball(X, radius: float = 1.0, *, dtype=None):
+    r"""Raise ``ValueError`` if a row of ``X`` lies outside the ball of ``radius`` by more than rounding; else return
+    ``X`` as float64, unchanged.
+
+    The rule: a row is refused when its norm exceeds :math:`r` exactly (:func:`rows_outside_ball`, for the entries as
+    real numbers) *and* its computed norm (``numpy.linalg.norm``) exceeds :math:`r\,(1 + 4\epsilon)`
+    (:data:`ROUNDING_ULPS` = 4, :math:`\epsilon` the machine epsilon of ``dtype``, the dtype the data came in:
+    2.2e-16 for float64, 1.2e-7 for float32; float64's for integers). The rows it accepts may still lie outside by
+    rounding: :func:`check_rows_in_ball` projects those. NaN or infinite entries are refused.
+    """
+    return _refuse(X, radius, dtype)[0]
+
+
+def check_rows_in_ball(X, radius: float = 1.0, *, dtype=None):
+    r"""Return ``X`` as float64 with every row of norm at most ``radius``, or raise ``ValueError``.
+
+    :func:`refuse_rows_outside_ball`, then :func:`project_onto_ball` of the rows outside by rounding only. The rule: a
+    row whose computed norm is at most :math:`r\,(1 + 4\epsilon)` (:data:`ROUNDING_ULPS` = 4, :math:`\epsilon` the
+    machine epsilon of ``dtype``, the dtype the data came in: 2.2e-16 for float64, 1.2e-7 for float32; float64's for
+    integers) but whose norm exceeds :math:`r` is outside by rounding only -- e.g. a row divided by its own norm, or
+    ``sklearn.preprocessing.Normalizer`` output -- and is projected onto the ball of radius :math:`r` in float64
+    (:func:`project_onto_ball`), so that the proofs' assumption :math:`\lVert x_i\rVert \le r` holds exactly, for the
+    entries as real numbers (:func:`rows_outside_ball` decides it exactly: a computed norm of 1 can hide a true norm
+    above 1), and ``numpy.linalg.norm`` of each row is at most :math:`r` too. A row beyond that computed bound *and*
+    outside exactly is refused: nothing beyond rounding is rescaled silently. The rows inside exactly, with computed
+    norm at most :math:`r`, are returned bit for bit; returns ``X`` itself when no row moves. A row to project at a
+    radius outside :math:`[2^{-400}, 2^{400}]` is refused as :func:`project_onto_ball` refuses it (rescale the data by
+    a public constant instead).
+    """
+    X, norms, outside = _refuse(X, radius, dtype)
+    outside |= norms > radius  # the second for a user who checks with numpy
+    if outside.any():
+        X = X.copy()
+        X[outside] = project_onto_ball(X[outside], radius)
+    return X

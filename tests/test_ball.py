@@ -1,0 +1,98 @@
+"""The unit ball's fast exact test (dplr.ball): seeded batteries against exact rational arithmetic.
+
+Every decision of ``rows_outside_ball`` is exact, so each battery compares it with Python's fractions (the oracle)
+row by row, and with the old path -- the compensated test switched off, every near row decided by error-free
+transformations -- which must agree bit for bit. No test here is statistical: the batteries are seeded, and a
+mismatch on any row is a bug, not chance.
+"""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from sklearn.preprocessing import Normalizer
+
+import dplr.ball as ball
+from dplr.ball import check_rows_in_ball, project_onto_ball, refuse_rows_outside_ball, rows_outside_ball
+
+
+def _outside_exactly(X, radius=1.0):
+    r2 = Fraction(float(radius)) ** 2
+    return np.array([sum(Fraction(float(v)) ** 2 for v in row if v != 0.0) > r2 for row in X])
+
+
+def _battery(n, d, seed):
+    """Rows on the sphere to rounding (Normalizer), nudged by up to 4 ulps either way, with adversarial rows mixed
+    in: one-hot, exact halves, rows with subnormal or tiny entries beside large ones, entries of very different
+    scales, and rows a bound away from the sphere."""
+    rng = np.random.default_rng(seed)
+    X = Normalizer().fit_transform(rng.normal(size=(n, d)) * rng.choice([1e-150, 1.0, 1e150], size=(n, 1)))
+    X *= 1.0 + 2.0 ** -53 * rng.integers(-4, 5, size=(n, 1))
+    k = n // 8
+    X[:k] = 0.0
+    X[np.arange(k), rng.integers(0, d, size=k)] = rng.choice([1.0, -1.0, np.nextafter(1.0, 2.0),
+                                                              np.nextafter(1.0, 0.0)], size=k)
+    if d >= 4:
+        X[k:2 * k] = 0.0
+        X[k:2 * k, :4] = 0.5
+    X[2 * k:3 * k, 0] = rng.choice([5e-324, 2.0 ** -1000, 2.0 ** -540, 1e-300], size=k)  # subnormal and tiny entries
+    X[3 * k:4 * k] *= 1.0 + rng.choice([-1.0, 1.0], size=(k, 1)) * 2.0 ** -rng.integers(40, 52, size=(k, 1))
+    X[4 * k:5 * k, -1] *= rng.choice([1e-200, 1e-17, 3.0], size=k)  # one entry far smaller (or larger) than the rest
+    return X
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 8, 50, 300])
+@pytest.mark.parametrize("radius", [1.0, 0.3, 7.0, 2.0 ** -390, 2.0 ** 390, 1.0 / 3.0])
+def test_rows_outside_ball_agrees_with_exact_fractions(d, radius):
+    X = _battery(400, d, seed=d) * radius
+    reference = _outside_exactly(X, radius)
+    np.testing.assert_array_equal(rows_outside_ball(X, radius), reference)
+
+
+def test_rows_outside_ball_agrees_with_exact_fractions_in_ten_thousand_dimensions():
+    X = _battery(24, 10_000, seed=7)
+    np.testing.assert_array_equal(rows_outside_ball(X), _outside_exactly(X))
+
+
+@pytest.mark.parametrize("d", [2, 50, 105])
+def test_the_fast_path_and_the_old_exact_path_decide_alike(d, monkeypatch):
+    X = _battery(2000, d, seed=100 + d)
+    X = X[~(np.linalg.norm(X, axis=1) > 1.0 + 4 * 2.0 ** -52)]  # rows beyond rounding would be refused
+    fast = rows_outside_ball(X)
+    checked = check_rows_in_ball(X)
+    projected = project_onto_ball(X)
+    monkeypatch.setattr(ball, "_near_signs", lambda rows, radius: (np.zeros(len(rows), dtype=int),
+                                                                   np.zeros(len(rows), dtype=bool)))
+    np.testing.assert_array_equal(rows_outside_ball(X), fast)
+    np.testing.assert_array_equal(check_rows_in_ball(X), checked)  # the released data: bit for bit the same
+    np.testing.assert_array_equal(project_onto_ball(X), projected)
+
+
+def test_normalizer_rows_are_decided_by_the_compensated_sum_nearly_all(monkeypatch):
+    # the case of issue 37: every row within a few ulps of the sphere. The error-free path may see only the rows
+    # the proven bound leaves open (within about 1e-20 of the sphere), none of these 20,000 here.
+    X = Normalizer().fit_transform(np.random.default_rng(3).normal(size=(20_000, 50)))
+    seen = []
+    exact = ball._exact_excess_sign
+    monkeypatch.setattr(ball, "_exact_excess_sign", lambda rows, radius: seen.append(len(rows)) or exact(rows, radius))
+    outside = rows_outside_ball(X)
+    assert 0.3 < outside.mean() < 0.7 and sum(seen) == 0
+    np.testing.assert_array_equal(outside[:300], _outside_exactly(X[:300]))
+
+
+def test_released_rows_are_inside_exactly_and_untouched_rows_are_bit_identical():
+    X = _battery(1500, 12, seed=21)
+    X = X[~(np.linalg.norm(X, axis=1) > 1.0 + 4 * 2.0 ** -52)]  # beyond rounding: refused, tested elsewhere
+    released = check_rows_in_ball(X)
+    assert not _outside_exactly(released).any() and (np.linalg.norm(released, axis=1) <= 1.0).all()
+    kept = ~_outside_exactly(X) & (np.linalg.norm(X, axis=1) <= 1.0)
+    np.testing.assert_array_equal(released[kept], X[kept])  # rows inside exactly are released as they came
+    np.testing.assert_allclose(released, X, rtol=16 * 2.0 ** -52, atol=0)  # the others move by a few ulps
+
+
+def test_refusing_and_projecting_are_separate():
+    X = np.array([[0.6, 0.8], [0.3, 0.4]])  # the first outside exactly, by rounding only
+    accepted = refuse_rows_outside_ball(X)
+    np.testing.assert_array_equal(accepted, X)  # refusal moves nothing
+    assert rows_outside_ball(accepted)[0] and not rows_outside_ball(project_onto_ball(accepted)).any()
+    with pytest.raises(ValueError, match=r"1 of 2 rows have Euclidean norm > 1"):
+        refuse_rows_outside_ball(np.array([[0.6, 0.9], [0.3, 0.4]]))
