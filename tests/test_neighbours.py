@@ -4,7 +4,7 @@ import pytest
 
 from dplr.analysis.neighbours import NeighbouringPair
 from dplr.analysis.objective_perturbation_search import evaluate_worst_case
-from dplr.validation import rows_outside_ball
+from dplr.ball import rows_outside_ball
 
 
 def test_a_row_outside_the_ball_by_rounding_is_kept_projected():

@@ -47,10 +47,11 @@ import numpy as np
 
 from dplr.analysis.neighbours import NeighbouringPair
 from dplr.analysis.privacy_loss import objective_perturbation_privacy_loss
+from dplr.ball import project_onto_ball
 from dplr.calibration import OBJECTIVE_PERTURBATION_FORMS, objective_perturbation_calibration
 from dplr.losses import HuberLoss, LogisticLoss, get_loss
 from dplr.threads import one_blas_thread
-from dplr.validation import check_epsilon, check_lambda, check_random_state, project_onto_ball
+from dplr.validation import check_epsilon, check_lambda, check_random_state
 
 __all__ = [
     "coupled_privacy_bound",
@@ -444,7 +445,7 @@ def _round_multiplicities(m, n_shared):
 
 
 def _inside_ball(x):
-    """Rows scaled onto the unit ball, then inside it exactly (:func:`dplr.validation.project_onto_ball`)."""
+    """Rows scaled onto the unit ball, then inside it exactly (:func:`dplr.ball.project_onto_ball`)."""
     x = _to_ball(np.asarray(x, dtype=float))
     return project_onto_ball(np.atleast_2d(x)).reshape(x.shape)
 
