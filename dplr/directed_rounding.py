@@ -72,6 +72,14 @@ def round_down(x) -> float:
     return -round_up(-exact(x))
 
 
+def _at_least(x, floor, name) -> Fraction:
+    """``x`` as an exact rational, or ValueError when it is below ``floor`` (the bound's domain)."""
+    x = exact(x)
+    if x < floor:
+        raise ValueError(f"{name} needs x >= {floor}, got {float(x)!r}.")
+    return x
+
+
 def _decimal(x: Fraction, rounding) -> decimal.Decimal:
     context = decimal.Context(prec=DIGITS, rounding=rounding)
     return context.divide(decimal.Decimal(x.numerator), decimal.Decimal(x.denominator))
@@ -79,9 +87,7 @@ def _decimal(x: Fraction, rounding) -> decimal.Decimal:
 
 def log1p_upper(x) -> Fraction:
     r"""A rational :math:`\ge \log(1 + x)`, for :math:`x \ge 0`, within a relative :math:`10^{-49}` of it."""
-    x = exact(x)
-    if x < 0:
-        raise ValueError(f"log1p_upper needs x >= 0, got {float(x)!r}.")
+    x = _at_least(x, 0, "log1p_upper")
     if x == 0:
         return Fraction(0)
     if x < _SERIES_BELOW:
@@ -95,9 +101,7 @@ def log1p_upper(x) -> Fraction:
 
 def expm1_lower(x) -> Fraction:
     r"""A rational :math:`\le e^x - 1`, for :math:`x \ge 0`, within a relative :math:`10^{-49}` of it."""
-    x = exact(x)
-    if x < 0:
-        raise ValueError(f"expm1_lower needs x >= 0, got {float(x)!r}.")
+    x = _at_least(x, 0, "expm1_lower")
     if x < _SERIES_BELOW:
         # every term of the series is positive, so any partial sum bounds it below; the rest is below 10^-55 x
         return sum(x**k / math.factorial(k) for k in range(1, _SERIES_DEGREE + 1))
@@ -109,17 +113,13 @@ def expm1_lower(x) -> Fraction:
 
 def log_upper(x) -> Fraction:
     r"""A rational :math:`\ge \log x`, for :math:`x \ge 1` (:func:`log1p_upper` of :math:`x - 1`)."""
-    x = exact(x)
-    if x < 1:
-        raise ValueError(f"log_upper needs x >= 1, got {float(x)!r}.")
+    x = _at_least(x, 1, "log_upper")
     return log1p_upper(x - 1)
 
 
 def sqrt_upper(x) -> Fraction:
     r"""A rational :math:`\ge \sqrt x`, for :math:`x \ge 0`, within a relative :math:`10^{-49}` of it."""
-    x = exact(x)
-    if x < 0:
-        raise ValueError(f"sqrt_upper needs x >= 0, got {float(x)!r}.")
+    x = _at_least(x, 0, "sqrt_upper")
     if x == 0:
         return Fraction(0)
     root = _decimal(x, decimal.ROUND_CEILING).sqrt(decimal.Context(prec=DIGITS))  # sqrt is increasing

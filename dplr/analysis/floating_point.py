@@ -102,18 +102,24 @@ def textbook_laplace(value, scale, size=None, random_state=None):
     return out[0] if size is None else out
 
 
-def textbook_support(outputs, value, scale):
-    r"""Whether each output can be produced by :func:`textbook_laplace` from ``value`` (exact; see the module doc).
-
-    Returns ``(reachable, j, sign)``: a boolean array and, where reachable, the certifying :math:`|u|2^{53}` and
-    sign of :math:`u` (a state that maps to the output exactly; -1 where unreachable).
-    """
+def _support_inputs(outputs, value):
+    """A support test's outputs (a finite float array) and input value (a finite float), or ValueError."""
     o = np.atleast_1d(np.asarray(outputs, dtype=float))
     if not np.all(np.isfinite(o)):
         raise ValueError("outputs must be finite.")
     value = float(np.asarray(value, dtype=float))
     if not np.isfinite(value):
         raise ValueError(f"value must be finite, got {value!r}.")
+    return o, value
+
+
+def textbook_support(outputs, value, scale):
+    r"""Whether each output can be produced by :func:`textbook_laplace` from ``value`` (exact; see the module doc).
+
+    Returns ``(reachable, j, sign)``: a boolean array and, where reachable, the certifying :math:`|u|2^{53}` and
+    sign of :math:`u` (a state that maps to the output exactly; -1 where unreachable).
+    """
+    o, value = _support_inputs(outputs, value)
     scale = check_positive_finite(scale, "scale")
     reachable = np.zeros(o.shape, dtype=bool)
     cert_j = np.full(o.shape, -1, dtype=np.int64)
@@ -325,12 +331,7 @@ def dplr_laplace_support(outputs, value, sensitivity, epsilon, chunk=256):
     and the output is not in the tail's range); True means an exhibited state maps to it, or it lies where the
     unmodelled tail could reach.
     """
-    o = np.atleast_1d(np.asarray(outputs, dtype=float))
-    if not np.all(np.isfinite(o)):
-        raise ValueError("outputs must be finite.")
-    value = float(np.asarray(value, dtype=float))
-    if not np.isfinite(value):
-        raise ValueError(f"value must be finite, got {value!r}.")
+    o, value = _support_inputs(outputs, value)
     sensitivity = check_positive_finite(sensitivity, "sensitivity")
     epsilon = check_positive_finite(epsilon, "epsilon")
     # the scale the release multiplies by, computed as dplr.mechanisms.laplace_mechanism computes it
