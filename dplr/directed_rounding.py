@@ -13,7 +13,7 @@ safe direction here:
 * :math:`\log(1+x)`, :math:`\log x`, :math:`e^x - 1` and :math:`\sqrt x` by bounds: their Taylor series, truncated after a term of the right sign, for
   :math:`x < 10^{-5}` (the series alternates for :math:`\log(1+x)`, so a partial sum ending on a positive term is an
   upper bound; all its terms are positive for :math:`e^x - 1`, so any partial sum is a lower bound); above, Python's
-  :mod:`decimal` at :data:`DIGITS` significant digits (its ``ln``, ``exp`` and ``sqrt`` are correctly rounded, so within half
+  ``decimal`` at :data:`DIGITS` significant digits (its ``ln``, ``exp`` and ``sqrt`` are correctly rounded, so within half
   a unit in the last of those digits) widened by a relative :data:`MARGIN` far above that error -- the bound then
   errs by at most one float64 ulp in the safe direction, never in the other.
 
@@ -32,7 +32,8 @@ __all__ = ["DIGITS", "MARGIN", "exact", "round_up", "round_down", "log1p_upper",
 
 #: Significant digits of the decimal arithmetic behind :func:`log1p_upper` and :func:`expm1_lower`.
 DIGITS = 60
-#: Relative widening of a decimal result: its rounding error is at most :math:`5\cdot10^{-60}` relative.
+#: The relative widening of a decimal result, far above its rounding error (at most :math:`5\cdot10^{-60}`,
+#: relative).
 MARGIN = Fraction(1, 10**50)
 #: Below this argument the bounds use a truncated Taylor series (exact rationals).
 _SERIES_BELOW = Fraction(1, 10**5)
