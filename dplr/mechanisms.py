@@ -123,7 +123,7 @@ class VectorLaplace:
 
     @classmethod
     def from_rate(cls, dim, rate) -> "VectorLaplace":
-        """The law of rate ``rate``, drawn with scale :math:`1/\beta` rounded up: its true rate is at most ``rate``."""
+        r"""The law of rate ``rate``, drawn with scale :math:`1/\beta` rounded up: its true rate is at most ``rate``."""
         rate = check_positive_finite(rate, "beta")
         return cls(check_positive_integer(dim, "dim"), rate, round_up(1 / exact(rate)))
 

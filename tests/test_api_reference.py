@@ -67,3 +67,24 @@ def test_the_api_pages_are_in_the_table_of_contents():
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
     part = next(p for p in toc["parts"] if p["caption"] == "API reference")
     assert [c["file"] for c in part["chapters"]] == [f"book/api/{page}" for page in PAGES]
+
+
+def _docstrings(tree):
+    """(line, text) of every docstring in a parsed module: the module's, its classes' and its functions'."""
+    nodes = [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))]
+    for node in nodes:
+        body = getattr(node, "body", [])
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            yield body[0].lineno, body[0].value.value
+
+
+def test_no_docstring_holds_a_control_character():
+    # ":math:`1/\beta`" in a docstring that is not raw is a backspace and "eta" (and "\times" a tab and "imes"):
+    # the page shows garbage and the PDF build stops on the invalid character. Write such docstrings r"""...""".
+    bad = []
+    for path in sorted((ROOT / "dplr").rglob("*.py")):
+        for line, text in _docstrings(ast.parse(path.read_text(encoding="utf-8"))):
+            if re.search(r"[\x00-\x08\x0b-\x1f]|\t", text):
+                bad.append(f"{path.relative_to(ROOT)}:{line}")
+    assert not bad, "docstrings with a control character (make them raw strings): " + ", ".join(bad)

@@ -77,7 +77,7 @@ _LOGISTIC = get_loss("logistic")
 # --------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Cell:
-    """One point of a table or curve: a data set, a pipeline, a training size, λ, some ε and methods.
+    r"""One point of a table or curve: a data set, a pipeline, a training size, λ, some ε and methods.
 
     ``n_train=None`` is the whole training part of a fold (8,000 or 452); a smaller size is its first
     ``n_train`` records. ``replicas=m`` (sound pipeline only) asks how the algorithms would do with
@@ -111,7 +111,7 @@ class Cell:
 
 
 def _run_sound(cell, X, y, train, test, fold, seed):
-    """The sound pipeline on one fold, with the training records repeated ``cell.replicas`` times.
+    r"""The sound pipeline on one fold, with the training records repeated ``cell.replicas`` times.
 
     On the repeated set the objective (a mean over records) is unchanged, so the algorithms solve on
     the original rows with their noise calibrated for :math:`m \times` the training size; Algorithm 2's
