@@ -7,7 +7,7 @@ round-to-nearest, each lands on either side of its exact value by up to half an 
 one. The calibrations in :mod:`dplr.calibration` therefore compute their formulas exactly and round them in the
 safe direction here:
 
-* rational steps (sums, products, quotients of float64 inputs) in exact arithmetic (:class:`fractions.Fraction`:
+* rational steps (sums, products, quotients of float64 inputs) in exact arithmetic (``fractions.Fraction``:
   every float64 is a rational, converted exactly), then :func:`round_up` / :func:`round_down` to the nearest float64
   on the safe side -- the result is the smallest float64 :math:`\ge x` (largest :math:`\le x`);
 * :math:`\log(1+x)`, :math:`\log x`, :math:`e^x - 1` and :math:`\sqrt x` by bounds: their Taylor series, truncated after a term of the right sign, for
@@ -44,7 +44,7 @@ _EXP_CAP = Fraction(1000)
 
 
 def exact(value) -> Fraction:
-    """The exact rational value of a float64, an int, a :class:`~decimal.Decimal` or a :class:`~fractions.Fraction`."""
+    """The exact rational value of a float64, an int, a ``decimal.Decimal`` or a ``fractions.Fraction``."""
     if isinstance(value, Fraction):
         return value
     if isinstance(value, numbers.Integral):  # numpy's integers too
