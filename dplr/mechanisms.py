@@ -61,6 +61,14 @@ __all__ = [
 ]
 
 
+def _draw_count(size) -> int:
+    """The number of draws a sampler's ``size`` asks for: 1 for ``None``, else a non-negative integer (or ValueError)."""
+    n_draws = 1 if size is None else size
+    if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 0:
+        raise ValueError(f"size must be None or a non-negative integer, got {size!r}.")
+    return n_draws
+
+
 class NoiseMechanism(Protocol):
     """What the algorithms and the analyses use of a noise distribution on :math:`\\mathbb{R}^d`."""
 
@@ -138,9 +146,7 @@ class VectorLaplace:
         ``size=None`` returns one vector of shape ``(dim,)``; an integer ``k`` returns ``(k, dim)``.
         The stream is used in this order: ``k`` Gamma variates, then ``k * dim`` standard normals.
         """
-        n_draws = 1 if size is None else size
-        if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 0:
-            raise ValueError(f"size must be None or a non-negative integer, got {size!r}.")
+        n_draws = _draw_count(size)
         draws = PolarDraws.sample(self.dim, n_draws, random_state).vectors(scale=self.scale)
         return draws[0] if size is None else draws
 
@@ -203,9 +209,7 @@ class IsotropicGaussian:
 
         The stream is used once: ``k * dim`` standard normals (``Generator.standard_normal``), times :math:`\sigma`.
         """
-        n_draws = 1 if size is None else size
-        if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 0:
-            raise ValueError(f"size must be None or a non-negative integer, got {size!r}.")
+        n_draws = _draw_count(size)
         draws = check_random_state(random_state).standard_normal((n_draws, self.dim)) * self.sigma
         return draws[0] if size is None else draws
 
@@ -296,9 +300,7 @@ class LaplaceCoordinates:
 
         The stream is used once: ``Generator.laplace(0, scale, (k, dim))``.
         """
-        n_draws = 1 if size is None else size
-        if isinstance(n_draws, bool) or not isinstance(n_draws, (int, np.integer)) or n_draws < 0:
-            raise ValueError(f"size must be None or a non-negative integer, got {size!r}.")
+        n_draws = _draw_count(size)
         draws = check_random_state(random_state).laplace(0.0, self.scale, size=(n_draws, self.dim))
         return draws[0] if size is None else draws
 
