@@ -17,10 +17,10 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from dplr.ball import project_onto_ball
+from dplr.ball import check_rows_in_ball, project_onto_ball
 from dplr.validation import check_positive_finite, warn_privacy_leak
 
-__all__ = ["clip_to_unit_ball", "scale_by_public_bounds", "scale_by_max_norm"]
+__all__ = ["clip_to_unit_ball", "scale_by_public_bounds", "scale_by_max_norm", "append_constant_feature"]
 
 
 def _as_finite_matrix(X, name):
@@ -80,6 +80,33 @@ def scale_by_public_bounds(X, bounds, centre=None):
             f"or clip the column to [-bound, bound] explicitly (np.clip) and say so."
         )
     return np.clip(scaled, -1.0, 1.0)
+
+
+def append_constant_feature(X, scale):
+    r"""Append a constant feature at a public scale :math:`s`: :math:`x \mapsto (\sqrt{1 - s^2}\,x,\ s)`.
+
+    Both algorithms fit separators through the origin (NIPS 2008, Section 2); a constant feature gives them an
+    intercept. Rows in the unit ball stay in it, :math:`(1 - s^2)\lVert x\rVert^2 + s^2 \le 1`, so the algorithms'
+    guarantees carry over: the map sends each record to a record, with :math:`s` fixed *without looking at the data*
+    (neighbouring data sets go to neighbouring data sets). The last weight :math:`w_{d+1}` acts as an intercept
+    :math:`b = s\,w_{d+1}`, regularised as :math:`\lambda b^2/(2s^2)` beside the other weights'
+    :math:`\lambda \lVert w\rVert^2/(2(1 - s^2))` in the original units: a larger :math:`s` frees the intercept and
+    shrinks the other features, whose signal then competes with more noise. This is the KDDCup99 ``"constant"``
+    coding (:func:`dplr.datasets.kddcup99_features`) with a public scale; an intercept regularised on its own would
+    need a privacy proof of its own, which the book does not give.
+
+    ``X``'s rows must lie in the unit ball (:func:`dplr.ball.check_rows_in_ball`: refused beyond rounding); a row
+    the float64 product leaves outside by rounding is projected back (:func:`dplr.ball.project_onto_ball`), so every
+    returned row is in the unit ball exactly (its entries, the constant among them, move by a few ulps). ``scale``
+    must be in (0, 1).
+    """
+    X = check_rows_in_ball(_as_finite_matrix(X, "append_constant_feature"))
+    scale = check_positive_finite(scale, "scale")
+    if not scale < 1.0:
+        raise ValueError(f"scale must be in (0, 1), got {scale!r}: at 1 every other feature would be multiplied "
+                         f"by 0. Fix: a public constant such as 0.5.")
+    out = np.hstack([np.sqrt(1.0 - scale * scale) * X, np.full((X.shape[0], 1), scale)])
+    return check_rows_in_ball(out)
 
 
 def scale_by_max_norm(X):

@@ -1,6 +1,7 @@
 """The decision guide reads its choices off the comparisons and points it is given, and marks what was not shown."""
 import numpy as np
 import pandas as pd
+import pytest
 
 from dplr.replication import guide
 
@@ -47,3 +48,43 @@ def test_size_table_takes_the_lower_mean_and_one_reference_per_size():
     table = guide.size_table(pd.DataFrame(rows))
     assert list(table.n) == [100, 200] and list(table.method) == ["objective", "objective"]
     assert np.allclose(table.excess, [0.2, 0.1])
+
+
+def test_a_constant_feature_keeps_rows_in_the_ball_and_refuses_a_bad_scale():
+    import pytest
+
+    from dplr.ball import rows_outside_ball
+    from dplr.preprocessing import append_constant_feature
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((500, 4))
+    X /= np.linalg.norm(X, axis=1)[:, None]  # on the sphere, some rows outside by rounding
+    X = np.vstack([X, np.zeros((1, 4))])
+    for scale in (1e-3, 0.5, 2 ** -0.5, 0.999):
+        out = append_constant_feature(X, scale)
+        assert out.shape == (501, 5) and np.allclose(out[:, -1], scale, rtol=1e-15, atol=0)
+        assert not rows_outside_ball(out).any() and np.linalg.norm(out, axis=1).max() <= 1.0
+        # the other features are shrunk by one public factor (up to the projection's few ulps)
+        assert np.allclose(out[:, :-1], np.sqrt(1 - scale ** 2) * X, rtol=1e-15, atol=0)
+    for bad in (0.0, 1.0, 1.5, -0.5, np.nan):
+        with pytest.raises(ValueError):
+            append_constant_feature(X, bad)
+    with pytest.raises(ValueError):
+        append_constant_feature(2 * X, 0.5)  # rows outside the ball are refused, not rescaled
+
+
+def test_paired_gains_pairs_repeat_by_repeat_and_corrects_per_data_set_and_loss():
+    from dplr.replication.real import intercept
+
+    record = pd.DataFrame([{"data": "a", "loss": "logistic", "part": "tradeoff", "method": m, "epsilon": e,
+                            "repeat": r, "error_private": 0.3 + 0.001 * r, "error_nonprivate": 0.2}
+                           for m in ("objective", "sensitivity") for e in (0.1, 1.0) for r in range(20)])
+    with_constant = record.drop(columns="part").copy()
+    shift = np.where((with_constant.method == "objective") & (with_constant.epsilon == 0.1), -0.05, 0.0)
+    with_constant["error_private"] += shift + 0.001 * np.sin(with_constant.repeat)  # noise in the differences
+    gains = intercept.paired_gains(with_constant, record)
+    verdict = gains.set_index(["method", "epsilon"]).verdict
+    assert verdict["objective", 0.1] == "constant better"
+    assert (verdict.drop(("objective", 0.1)) == "no difference shown").all()
+    with pytest.raises(ValueError):
+        intercept.paired_gains(with_constant.assign(repeat=with_constant.repeat + 100), record)

@@ -26,7 +26,7 @@ import pandas as pd
 
 from dplr.replication.tables import CONTENDER_NAMES, result_table
 
-__all__ = ["PURE_EPSILON", "REFERENCE", "choices", "size_table", "guide_table", "size_result_table"]
+__all__ = ["PURE_EPSILON", "REFERENCE", "choices", "size_table", "guide_table", "size_result_table", "intercept_table"]
 
 #: The contenders whose guarantee is pure ε-DP (NIPS 2008 Algorithm 1; JMLR 2011's corrected Algorithm 2).
 PURE_EPSILON = ("sensitivity", "objective")
@@ -151,3 +151,23 @@ def size_result_table(sizes, name, caption=None, names=None):
         out.append(line)
     return result_table(out, name=name, caption=caption, right=[c for c in out[0] if c.startswith("n")],
                         rename={f"n{i}": f"size {i}" for i in range(1, 9)}, compact=True)
+
+
+def intercept_table(gains, name, caption=None, names=None):
+    """The constant feature's paired comparisons (:func:`dplr.replication.real.intercept.paired_gains`) as a table:
+    per data set, loss and method (rows) and ε (columns), the mean difference with − without in test error and the
+    rule's verdict -- "better" or "worse" with the constant feature where the Holm-corrected test supports it, "~"
+    where it does not. ``names`` maps the data sets' keys to the names shown."""
+    private = gains[gains.method != "nonprivate"]
+    private = private.assign(_l=private.loss.map(_LOSS_ORDER))
+    out = []
+    for (data, _, loss, method), group in private.groupby(["data", "_l", "loss", "method"], sort=True):
+        line = {"data": (names or {}).get(data, data), "loss": _LOSS_NAMES.get(loss, loss),
+                "method": CONTENDER_NAMES[method]}
+        for _, r in group.sort_values("epsilon").iterrows():
+            word = {"constant better": "better", "without better": "worse"}.get(r.verdict, "~")
+            shown = f"{r.mean_difference:+.4f}"
+            line[f"ε = {r.epsilon:g}"] = f"{'0.0000' if shown in ('+0.0000', '-0.0000') else shown} {word}"
+        out.append(line)
+    return result_table(out, name=name, caption=caption, right=[c for c in out[0] if c.startswith("ε")],
+                        compact=True)
