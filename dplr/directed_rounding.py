@@ -25,6 +25,7 @@ from __future__ import annotations
 import decimal
 import math
 import numbers
+import sys
 from fractions import Fraction
 
 __all__ = ["DIGITS", "MARGIN", "exact", "round_up", "round_down", "log1p_upper", "log_upper", "expm1_lower",
@@ -57,19 +58,21 @@ def exact(value) -> Fraction:
 
 
 def round_up(x) -> float:
-    r"""The smallest float64 :math:`\ge x` (``inf`` beyond the largest finite float64)."""
+    r"""The smallest float64 :math:`\ge x` (``inf`` above the largest finite float64, the most negative finite float64
+    below it)."""
     x = exact(x)
     try:
         f = float(x)  # int / int true division: correctly rounded to nearest
     except OverflowError:
-        return math.inf if x > 0 else -math.inf
+        return math.inf if x > 0 else -sys.float_info.max
     if math.isfinite(f) and Fraction(f) < x:
         f = math.nextafter(f, math.inf)
     return f
 
 
 def round_down(x) -> float:
-    r"""The largest float64 :math:`\le x` (``-inf`` below the most negative finite float64)."""
+    r"""The largest float64 :math:`\le x` (``-inf`` below the most negative finite float64, the largest finite float64
+    above it)."""
     return -round_up(-exact(x))
 
 

@@ -38,6 +38,7 @@ object's methods under the rate :math:`\beta`, for readers who think in formulas
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -133,12 +134,18 @@ class VectorLaplace:
     def from_rate(cls, dim, rate) -> "VectorLaplace":
         r"""The law of rate ``rate``, drawn with scale :math:`1/\beta` rounded up: its true rate is at most ``rate``."""
         rate = check_positive_finite(rate, "beta")
-        return cls(check_positive_integer(dim, "dim"), rate, round_up(1 / exact(rate)))
+        scale = round_up(1 / exact(rate))
+        if not math.isfinite(scale):
+            raise ValueError(f"beta = {rate!r} gives a noise scale 1/beta beyond float64's range: the release would be "
+                             f"all noise. Fix: a larger epsilon or sensitivity ratio (a rate above 1e-308).")
+        return cls(check_positive_integer(dim, "dim"), rate, scale)
 
     @classmethod
     def from_scale(cls, dim, scale) -> "VectorLaplace":
+        r"""The law of scale ``scale``: its rate :math:`1/\theta` rounded up, so the privacy losses computed from it are
+        never below the law's."""
         scale = check_positive_finite(scale, "scale")
-        return cls(check_positive_integer(dim, "dim"), 1.0 / scale, scale)
+        return cls(check_positive_integer(dim, "dim"), round_up(1 / exact(scale)), scale)
 
     def sample(self, size=None, random_state=None) -> np.ndarray:
         r"""Draw from :math:`h`: norm :math:`\Gamma(d, \theta)`, direction uniform on :math:`S^{d-1}`.

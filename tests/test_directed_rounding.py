@@ -160,3 +160,27 @@ def test_gaussian_calibrations_round_the_safe_way_where_float_arithmetic_does_no
         naive_parts = [float(p) for p in eps * np.array([0.891, 0.099, 0.01])]
         wrong_way["amp"] += sum(Fraction(p) for p in naive_parts) > e
     assert min(wrong_way.values()) > 10, wrong_way  # round-to-nearest errs on the unsafe side in all three
+
+
+def test_rounding_beyond_float64s_range_goes_the_safe_way():
+    import sys
+    from fractions import Fraction
+
+    from dplr.directed_rounding import round_down, round_up
+
+    huge = Fraction(2) ** 1024  # beyond the largest finite float64
+    assert round_up(huge) == math.inf and round_down(huge) == sys.float_info.max
+    assert round_down(-huge) == -math.inf and round_up(-huge) == -sys.float_info.max
+
+
+def test_a_noise_scale_beyond_float64_is_refused_and_a_scales_rate_rounds_up():
+    from fractions import Fraction
+
+    import pytest
+
+    from dplr.mechanisms import VectorLaplace
+
+    with pytest.raises(ValueError, match="beyond float64"):
+        VectorLaplace.from_rate(2, 1e-310)
+    law = VectorLaplace.from_scale(2, 3.0)  # 1/3 rounds down to nearest: the rate must not
+    assert Fraction(law.rate) >= 1 / Fraction(3)
