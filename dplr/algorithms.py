@@ -32,9 +32,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from dplr.calibration import objective_perturbation_calibration, sensitivity_method_calibration
+from dplr.calibration import (
+    OBJECTIVE_PERTURBATION_RELEASES,
+    certified_objective_perturbation_calibration,
+    objective_perturbation_calibration,
+    sensitivity_method_calibration,
+)
 from dplr.gaussian import (
     approximate_minima_perturbation_calibration,
+    certified_gaussian_objective_perturbation_calibration,
     gaussian_objective_perturbation_calibration,
     gaussian_output_perturbation_calibration,
 )
@@ -158,14 +164,39 @@ def objective_perturbation_noise(n, dim, epsilon, lam, loss="logistic", huber_h=
     return b, calibration
 
 
+def _check_release(release, epsilon, noise):
+    if release not in OBJECTIVE_PERTURBATION_RELEASES:
+        raise ValueError(f"release must be one of {OBJECTIVE_PERTURBATION_RELEASES}, got {release!r}.")
+    if release == "certified" and (np.ndim(epsilon) != 0 or noise is not None):
+        raise ValueError("release='certified' takes a scalar epsilon and draws its own noise (noise=None); "
+                         "release='exact_minimiser' (the papers' idealisation) takes an epsilon array or noise.")
+    return release
+
+
+def _default_gamma(gamma, n):
+    r""":math:`\gamma = 1/n^2` by default (the authors' choice for approximate minima perturbation)."""
+    return 1.0 / n**2 if gamma is None else gamma
+
+
 def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, form="corrected", n_draws=None,
                            random_state=None, tol=1e-8, return_calibration=False, noise=None, solver_options=None,
-                           check_input=True):
+                           check_input=True, *, release="exact_minimiser", gamma=None):
     r"""Algorithm 2: :math:`\arg\min_w \frac{\lambda+\Delta}{2}\lVert w\rVert^2 + \frac{b^\top w}{n} + \frac1n\sum_i \ell(y_i w^\top x_i)`.
 
     :math:`b` is drawn from :math:`e^{-\beta\lVert b\rVert}` with :math:`\beta` and :math:`\Delta`
     from :func:`~dplr.calibration.objective_perturbation_calibration` (``form="corrected"``, JMLR
     2011, is the default and is ε-DP; ``form="nips2008"`` reproduces the original paper).
+
+    What is released (``release``): ``"exact_minimiser"`` is the solver's point at gradient norm ``tol``, as if it
+    were the exact minimiser -- the papers' idealisation: their theorem covers the exact minimiser only.
+    ``"certified"`` releases what a theorem covers (the book's ``thm-op-certified``;
+    :func:`~dplr.calibration.certified_objective_perturbation_calibration`): ε split into :math:`\varepsilon_1` for
+    the objective and :math:`\varepsilon_2` (1 %) for output noise, the objective solved until its point's true
+    gradient norm is certified at most ``gamma`` (default :math:`1/n^2`; else ``RuntimeError``, a refusal outside
+    the guarantee), then :math:`\eta \propto e^{-\beta_2\lVert\eta\rVert}` added, :math:`\beta_2 =
+    \varepsilon_2(\lambda+\Delta)/(2\gamma)`; the stream draws :math:`b`, then :math:`\eta`. It takes a scalar
+    ``epsilon`` and no ``noise``; ``tol`` is then unused. A ``gamma`` float64 cannot certify at this ``n`` and λ is
+    refused (``ValueError`` naming the smallest that works, :func:`~dplr.solver.stopping_tolerance`).
 
     Parameters
     ----------
@@ -194,6 +225,14 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
     lam = check_lambda(lam)
     tol = check_tolerance(tol)
     n, d = X.shape
+    release = _check_release(release, epsilon, noise)
+    if release == "certified":
+        calibration = certified_objective_perturbation_calibration(
+            check_epsilon(epsilon), n, lam, _default_gamma(gamma, n), loss.curvature, loss.lipschitz, form,
+            check_input=False)
+        coef = private_release(X, y, lam, loss, calibration, n_draws, random_state,
+                               solver_options=_check_solver_dict(solver_options))
+        return (coef, calibration) if return_calibration else coef
     per_problem = np.ndim(epsilon) == 1
     epsilons = [check_epsilon(e) for e in np.atleast_1d(epsilon)]
     calibrations = [objective_perturbation_calibration(e, n, lam, loss.curvature, loss.lipschitz, form,
@@ -243,7 +282,7 @@ def gaussian_output_perturbation(X, y, epsilon, delta, lam, loss="logistic", hub
 
 def gaussian_objective_perturbation(X, y, epsilon, delta, lam, loss="logistic", huber_h=0.5, n_draws=None,
                                     random_state=None, tol=1e-8, return_calibration=False, solver_options=None,
-                                    check_input=True):
+                                    check_input=True, *, release="exact_minimiser", gamma=None):
     r"""Objective perturbation with Gaussian noise (Kifer, Smith & Thakurta 2012, "Obj-Pert"), (ε, δ)-DP.
 
     Returns :math:`\arg\min_w \frac{\lambda+\Delta}{2}\lVert w\rVert^2 + \frac{b^\top w}{n} + \frac1n\sum_i
@@ -251,14 +290,20 @@ def gaussian_objective_perturbation(X, y, epsilon, delta, lam, loss="logistic", 
     :func:`~dplr.gaussian.gaussian_objective_perturbation_calibration` (the theorem, its conditions and the
     conversion to this convention are stated there). Solved by :func:`~dplr.solver.solve_regularized_erm` with the
     per-problem ``b``; ``n_draws`` problems share one batched solve. Other parameters as in
-    :func:`objective_perturbation`.
+    :func:`objective_perturbation`; ``release="certified"`` splits ε and δ (1 % of each to the output) and releases
+    the point certified at gradient norm ``gamma`` plus analytic Gaussian output noise
+    (:func:`~dplr.gaussian.certified_gaussian_objective_perturbation_calibration`).
     """
     if check_input:
         X, y = check_training_data(X, y)
     loss = get_loss(loss, huber_h)
     lam, tol = check_lambda(lam), check_tolerance(tol)
-    calibration = gaussian_objective_perturbation_calibration(epsilon, delta, X.shape[0], lam, loss.curvature,
-                                                              loss.lipschitz)
+    if _check_release(release, epsilon, None) == "certified":
+        calibration = certified_gaussian_objective_perturbation_calibration(
+            epsilon, delta, X.shape[0], lam, _default_gamma(gamma, X.shape[0]), loss.curvature, loss.lipschitz)
+    else:
+        calibration = gaussian_objective_perturbation_calibration(epsilon, delta, X.shape[0], lam, loss.curvature,
+                                                                  loss.lipschitz)
     coef = private_release(X, y, lam, loss, calibration, n_draws, random_state, tol=tol,
                            solver_options=_check_solver_dict(solver_options))
     return (coef, calibration) if return_calibration else coef

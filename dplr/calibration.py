@@ -23,8 +23,8 @@ import numpy as np
 
 from dplr.directed_rounding import exact, expm1_lower, log1p_upper, round_down, round_up
 from dplr.mechanisms import VectorLaplace
-from dplr.validation import (check_epsilon, check_lambda, check_loss_constant, check_positive_integer,
-                             check_solver_tol)
+from dplr.validation import (check_epsilon, check_lambda, check_loss_constant, check_positive_finite,
+                             check_positive_integer, check_solver_tol)
 
 __all__ = [
     "MAX_NOISE_SCALE",
@@ -35,6 +35,10 @@ __all__ = [
     "sensitivity_method_noise_rate",
     "sensitivity_method_calibration",
     "objective_perturbation_calibration",
+    "CERTIFIED_OUTPUT_FRACTION",
+    "OBJECTIVE_PERTURBATION_RELEASES",
+    "CertifiedObjectivePerturbationCalibration",
+    "certified_objective_perturbation_calibration",
 ]
 
 #: The forms of Algorithm 2's calibration, ``"corrected"`` (JMLR 2011) and ``"nips2008"`` (the original paper).
@@ -45,6 +49,16 @@ OBJECTIVE_PERTURBATION_FORMS = ("corrected", "nips2008")
 #: :math:`\frac{\lambda+\Delta}{2}\lVert w\rVert^2` at the released :math:`w` -- nears float64's overflow
 #: (1.8e308), so the solver's output would be meaningless: such an ε is refused.
 MAX_NOISE_SCALE = 1e150
+
+#: The share of ε a certified objective perturbation spends on its output noise, :math:`\varepsilon_2/\varepsilon`
+#: (a public rule, as approximate minima perturbation's 1 %: :func:`certified_objective_perturbation_calibration`).
+CERTIFIED_OUTPUT_FRACTION = 0.01
+
+#: What objective perturbation releases: ``"certified"``, a solver's point certified within :math:`\gamma` of
+#: gradient norm plus output noise (:func:`certified_objective_perturbation_calibration`, the book's theorem
+#: ``thm-op-certified``), or ``"exact_minimiser"``, the solver's point as if it were the exact minimiser -- the
+#: papers' idealisation, which no theorem covers for a solver's point.
+OBJECTIVE_PERTURBATION_RELEASES = ("certified", "exact_minimiser")
 
 
 def _check_n(n) -> int:
@@ -210,3 +224,96 @@ def objective_perturbation_calibration(epsilon, n, lam, curvature=0.25, lipschit
     noise_rate = round_down(exact(epsilon_prime) / (2 * exact(lipschitz)))
     _check_representable(epsilon, n, lam, noise_rate, ridge)
     return ObjectivePerturbationCalibration(form, epsilon, epsilon_prime, ridge, noise_rate)
+
+
+@dataclass(frozen=True)
+class CertifiedObjectivePerturbationCalibration:
+    r"""Algorithm 2 released at a certified approximate minimiser, plus output noise
+    (:func:`certified_objective_perturbation_calibration`).
+
+    Attributes
+    ----------
+    objective : the :class:`ObjectivePerturbationCalibration` of the objective step, at :math:`\varepsilon_1`
+    epsilon : the total :math:`\varepsilon \ge \varepsilon_1 + \varepsilon_2`
+    epsilons : :math:`(\varepsilon_1, \varepsilon_2)`, the objective's share and the output noise's
+    gamma : :math:`\gamma`, the gradient norm of :math:`J` the released point is certified to meet
+    distance : :math:`r = \gamma/(\lambda + \Delta)`, rounded up: how far the point can be from the exact minimiser
+    output_rate : :math:`\beta_2 = \varepsilon_2/(2r)`, rounded down, of the output noise :math:`e^{-\beta_2\lVert\eta\rVert}`
+    """
+
+    objective: ObjectivePerturbationCalibration
+    epsilon: float
+    epsilons: tuple
+    gamma: float
+    distance: float
+    output_rate: float
+
+    @property
+    def ridge(self) -> float:
+        r""":math:`\Delta` of the objective step."""
+        return self.objective.ridge
+
+    @property
+    def noise_rate(self) -> float:
+        r""":math:`\beta` of the objective's noise :math:`b`."""
+        return self.objective.noise_rate
+
+    def mechanism(self, dim) -> VectorLaplace:
+        """The objective's noise :math:`b` in ``dim`` dimensions."""
+        return self.objective.mechanism(dim)
+
+    def output_mechanism(self, dim) -> VectorLaplace:
+        r"""The output noise :math:`\eta`, :math:`\propto e^{-\beta_2\lVert\eta\rVert}`, in ``dim`` dimensions."""
+        return VectorLaplace.from_rate(dim, self.output_rate)
+
+
+def certified_objective_perturbation_calibration(epsilon, n, lam, gamma, curvature=0.25, lipschitz=1.0,
+                                                 form="corrected", output_fraction=CERTIFIED_OUTPUT_FRACTION,
+                                                 check_input=True) -> CertifiedObjectivePerturbationCalibration:
+    r"""Calibrate Algorithm 2 for the point a solver releases: :math:`\varepsilon = \varepsilon_1 + \varepsilon_2`.
+
+    **Theorem** (this book, ``thm-op-certified`` in the theory chapter on objective perturbation). Let the exact
+    minimiser :math:`w^*(D, b)` of :math:`J` with :math:`b \sim e^{-\beta\lVert b\rVert}` be
+    :math:`\varepsilon_1`-DP (:func:`objective_perturbation_calibration` at :math:`\varepsilon_1`, JMLR 2011,
+    Theorem 9), let :math:`\tilde w(D, b)` be any measurable function with :math:`\lVert\nabla J(\tilde w)\rVert
+    \le \gamma` for every data set and every :math:`b`, and release :math:`\tilde w + \eta`,
+    :math:`\eta \propto e^{-\beta_2\lVert\eta\rVert}` drawn independently. Then the release is
+    :math:`(\varepsilon_1 + 2\beta_2 r)`-DP with :math:`r = \gamma/(\lambda+\Delta)`; at
+    :math:`\beta_2 = \varepsilon_2/(2r)` it is :math:`(\varepsilon_1 + \varepsilon_2)`-DP.
+
+    *Proof.* :math:`J` is :math:`(\lambda+\Delta)`-strongly convex, so :math:`\lVert\tilde w - w^*\rVert \le r`
+    for every :math:`(D, b)`. With :math:`h` the output noise's density, :math:`h(z - \tilde w) \le
+    e^{\beta_2 r} h(z - w^*)` and :math:`h(z - w^*) \le e^{\beta_2 r} h(z - \tilde w)` pointwise (triangle
+    inequality). Integrating over :math:`b` (Tonelli; the integrands are measurable), the release's density
+    :math:`p(z|D) = E_b\,h(z - \tilde w)` satisfies :math:`p(z|D) \le e^{\beta_2 r} q(z|D)` and
+    :math:`q(z|D') \le e^{\beta_2 r} p(z|D')`, with :math:`q(z|D) = E\,h(z - w^*(D, b))`; and
+    :math:`q(z|D) \le e^{\varepsilon_1} q(z|D')` because :math:`w^*` is :math:`\varepsilon_1`-DP and
+    :math:`h(z - \cdot) \ge 0`. Chain the three and integrate over a set. ∎
+
+    The split is a public rule: :math:`\varepsilon_2` = ``output_fraction`` of ε rounded down, :math:`\varepsilon_1
+    = \varepsilon - \varepsilon_2` rounded down (so :math:`\varepsilon_1 + \varepsilon_2 \le \varepsilon` exactly);
+    the objective step is :func:`objective_perturbation_calibration` at :math:`\varepsilon_1` (``form`` as there: the
+    theorem needs that step to be :math:`\varepsilon_1`-DP, which ``"nips2008"`` is not in general); :math:`r` uses
+    :math:`\lambda + \Delta` rounded down and :math:`\beta_2` is rounded down (:mod:`dplr.directed_rounding`).
+    ``gamma`` is the gradient norm :func:`dplr.release.private_release` certifies or refuses.
+    """
+    if check_input:
+        epsilon, n, lam = check_epsilon(epsilon), _check_n(n), check_lambda(lam)
+    gamma = check_positive_finite(gamma, "gamma (the certified gradient norm)")
+    fraction = float(output_fraction)
+    if not 0.0 < fraction < 1.0:
+        raise ValueError(f"output_fraction must lie in (0, 1), got {output_fraction!r}.")
+    # the split rounded down on both sides: epsilon_1 + epsilon_2 <= epsilon in exact arithmetic
+    eps_output = round_down(exact(epsilon) * exact(fraction))
+    eps_objective = round_down(exact(epsilon) - exact(eps_output))
+    if not (eps_output > 0 and eps_objective > 0):
+        raise ValueError(f"epsilon = {epsilon!r} is too small to split (output_fraction {fraction!r}). Fix: a larger "
+                         f"epsilon.")
+    objective = objective_perturbation_calibration(eps_objective, n, lam, curvature, lipschitz, form,
+                                                   check_input=False)
+    strong_convexity = round_down(exact(lam) + exact(objective.ridge))  # at most the solver's lam + Delta
+    distance = exact(gamma) / exact(strong_convexity)
+    output_rate = round_down(exact(eps_output) / (2 * distance))
+    _check_representable(epsilon, n, lam, output_rate, objective.ridge)
+    return CertifiedObjectivePerturbationCalibration(objective, epsilon, (eps_objective, eps_output), gamma,
+                                                     round_up(distance), output_rate)

@@ -287,16 +287,25 @@ class ObjectivePerturbation(_LinearClassifierThroughOrigin):
     ----------
     epsilon, lam, loss, huber_h, norm_bound, random_state, tol : as in :class:`SensitivityMethod`.
     form : {"corrected", "nips2008"}, default "corrected"
+    release : {"exact_minimiser", "certified"}, default "exact_minimiser"
+        What is released (:func:`dplr.algorithms.objective_perturbation`): the solver's point as if it were the
+        exact minimiser (the papers' idealisation), or the point certified at gradient norm ``gamma`` plus output
+        noise, which the book's theorem ``thm-op-certified`` covers (then ``tol`` is unused).
+    gamma : float or None, default None
+        ``release="certified"`` only: the certified gradient norm; ``None``: :math:`1/n^2`.
 
     Attributes
     ----------
     coef_, intercept_, classes_, n_features_in_ : as in :class:`StandardLR`.
     calibration_ : dplr.calibration.ObjectivePerturbationCalibration
-        :math:`\varepsilon'`, :math:`\Delta` and :math:`\beta` used in the fit.
+        :math:`\varepsilon'`, :math:`\Delta` and :math:`\beta` used in the fit (a
+        :class:`~dplr.calibration.CertifiedObjectivePerturbationCalibration` for ``release="certified"``).
     """
 
     def __init__(self, epsilon=0.1, lam=0.01, loss="logistic", huber_h=0.5, form="corrected", norm_bound=1.0,
-                 random_state=None, tol=1e-8):
+                 random_state=None, tol=1e-8, release="exact_minimiser", gamma=None):
+        self.release = release
+        self.gamma = gamma
         self.epsilon = epsilon
         self.lam = lam
         self.loss = loss
@@ -309,7 +318,7 @@ class ObjectivePerturbation(_LinearClassifierThroughOrigin):
     def _fit_coef(self, X, y, loss):
         coef, self.calibration_ = objective_perturbation(
             X, y, self.epsilon, self.lam, loss, form=self.form, random_state=self.random_state, tol=self.tol,
-            return_calibration=True, check_input=False)
+            return_calibration=True, check_input=False, release=self.release, gamma=self.gamma)
         # the NIPS 2008 form is proven epsilon-DP only for the logistic loss with n lam >= 2/epsilon (the book's coupled
         # bound); below that, and for the Huber loss at any n lam, neighbouring pairs lose more than epsilon
         if self.form == "nips2008" and (loss.name != "logistic" or X.shape[0] * self.lam < 2.0 / self.epsilon):
@@ -371,14 +380,28 @@ class GaussianObjectivePerturbation(_GaussianPerturbation):
     Parameters
     ----------
     epsilon, delta, lam, loss, huber_h, norm_bound, random_state, tol : as in :class:`GaussianOutputPerturbation`.
+    release, gamma : as in :class:`ObjectivePerturbation` (``"certified"``:
+        :func:`dplr.gaussian.certified_gaussian_objective_perturbation_calibration`).
 
     Attributes
     ----------
     coef_, intercept_, classes_, n_features_in_ : as in :class:`StandardLR`.
-    calibration_ : dplr.gaussian.GaussianObjectivePerturbationCalibration
+    calibration_ : dplr.gaussian.GaussianObjectivePerturbationCalibration (or its certified record)
     """
 
     _algorithm = staticmethod(gaussian_objective_perturbation)
+
+    def __init__(self, epsilon=1.0, delta=1e-5, lam=0.01, loss="logistic", huber_h=0.5, norm_bound=1.0,
+                 random_state=None, tol=1e-8, release="exact_minimiser", gamma=None):
+        super().__init__(epsilon, delta, lam, loss, huber_h, norm_bound, random_state, tol)
+        self.release = release
+        self.gamma = gamma
+
+    def _fit_coef(self, X, y, loss):
+        coef, self.calibration_ = self._algorithm(
+            X, y, self.epsilon, self.delta, self.lam, loss, random_state=self.random_state, tol=self.tol,
+            return_calibration=True, check_input=False, release=self.release, gamma=self.gamma)
+        return coef
 
 
 class ApproximateMinimaPerturbation(_LinearClassifierThroughOrigin):

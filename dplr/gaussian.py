@@ -42,7 +42,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import optimize
 
-from dplr.calibration import sensitivity_bound
+from dplr.calibration import CERTIFIED_OUTPUT_FRACTION, sensitivity_bound
 from dplr.directed_rounding import exact, log_upper, round_down, round_up, sqrt_upper
 from dplr.mechanisms import IsotropicGaussian
 from dplr.validation import (check_delta, check_epsilon, check_lambda, check_positive_finite, check_positive_integer,
@@ -62,6 +62,8 @@ __all__ = [
     "gaussian_objective_perturbation_epsilon",
     "ApproximateMinimaPerturbationCalibration",
     "approximate_minima_perturbation_calibration",
+    "CertifiedGaussianObjectivePerturbationCalibration",
+    "certified_gaussian_objective_perturbation_calibration",
 ]
 
 #: Relative tolerance of :func:`analytic_gaussian_sigma`: the returned :math:`\sigma` lies in
@@ -429,3 +431,89 @@ def approximate_minima_perturbation_calibration(epsilon, delta, n, lam, gamma, c
     return ApproximateMinimaPerturbationCalibration(float(sigma), float(output_sigma), float(ridge), gamma, epsilon,
                                                     delta, (eps_noise, eps_ridge, eps_output),
                                                     (delta_objective, delta_output))
+
+
+@dataclass(frozen=True)
+class CertifiedGaussianObjectivePerturbationCalibration:
+    r"""Gaussian objective perturbation released at a certified approximate minimiser, plus Gaussian output noise
+    (:func:`certified_gaussian_objective_perturbation_calibration`).
+
+    Attributes
+    ----------
+    objective : the :class:`GaussianObjectivePerturbationCalibration` of the objective step, at
+        :math:`(\varepsilon_1, \delta_1)`
+    epsilon, target_delta : the totals
+    epsilons, deltas : :math:`(\varepsilon_1, \varepsilon_2)`, :math:`(\delta_1, \delta_2)`
+    gamma : the gradient norm of :math:`J` the released point is certified to meet
+    output_sigma : the analytic Gaussian mechanism's σ at :math:`(\varepsilon_2, \delta_2)` for sensitivity
+        :math:`2\gamma/(\lambda + \Delta)`
+    """
+
+    objective: GaussianObjectivePerturbationCalibration
+    epsilon: float
+    target_delta: float
+    epsilons: tuple
+    deltas: tuple
+    gamma: float
+    output_sigma: float
+
+    @property
+    def ridge(self) -> float:
+        r""":math:`\Delta` of the objective step."""
+        return self.objective.ridge
+
+    @property
+    def sigma(self) -> float:
+        """σ of the objective's noise :math:`b`."""
+        return self.objective.sigma
+
+    def mechanism(self, dim) -> IsotropicGaussian:
+        r"""The objective's noise :math:`b`, :math:`N(0, \sigma^2 I_{dim})`."""
+        return self.objective.mechanism(dim)
+
+    def output_mechanism(self, dim) -> IsotropicGaussian:
+        r"""The output noise :math:`N(0, \sigma_2^2 I_{dim})`."""
+        return IsotropicGaussian.from_sigma(dim, self.output_sigma)
+
+
+def certified_gaussian_objective_perturbation_calibration(epsilon, delta, n, lam, gamma, curvature=0.25,
+                                                          lipschitz=1.0, output_fraction=CERTIFIED_OUTPUT_FRACTION,
+                                                          delta_output_fraction=0.01):
+    r"""Calibrate Gaussian objective perturbation for the point a solver releases: (ε₁ + ε₂, δ₁ + δ₂)-DP.
+
+    The objective step is :func:`gaussian_objective_perturbation_calibration` at :math:`(\varepsilon_1,
+    \delta_1)`; the released point :math:`\tilde w` has :math:`\lVert\nabla J(\tilde w)\rVert \le \gamma`, so it
+    lies within :math:`r = \gamma/(\lambda+\Delta)` of the exact minimiser :math:`w^*`; the output noise is the
+    analytic Gaussian mechanism at :math:`(\varepsilon_2, \delta_2)` for ℓ2 sensitivity :math:`2r`. *Proof* (the
+    argument of approximate minima perturbation's output step, :func:`approximate_minima_perturbation_calibration`):
+    given :math:`w^*`, the noise is :math:`b_D(w^*)`, so each neighbour's point is a function of the data and
+    :math:`w^*`, both within :math:`r` of :math:`w^*`, hence within :math:`2r` of each other; the output step is
+    :math:`(\varepsilon_2, \delta_2)`-DP for every :math:`w^*`, and adaptive composition with the
+    :math:`(\varepsilon_1, \delta_1)` release of :math:`w^*` (then dropping :math:`w^*`, post-processing) gives
+    :math:`(\varepsilon_1 + \varepsilon_2, \delta_1 + \delta_2)`. It is approximate minima perturbation with
+    Kifer, Smith & Thakurta's calibration of the objective step. The split is a public rule (``output_fraction`` of
+    ε and ``delta_output_fraction`` of δ to the output), each share rounded down so the parts sum to at most the
+    totals; :math:`\lambda + \Delta` rounded down, the sensitivity up.
+    """
+    epsilon, delta, lam, n = check_epsilon(epsilon), check_delta(delta), check_lambda(lam), _n(n)
+    gamma = check_positive_finite(gamma, "gamma (the certified gradient norm)")
+    parts = []
+    for name, total, fraction in (("output_fraction", epsilon, output_fraction),
+                                  ("delta_output_fraction", delta, delta_output_fraction)):
+        fraction = float(fraction)
+        if not 0.0 < fraction < 1.0:
+            raise ValueError(f"{name} must lie in (0, 1), got {fraction!r}.")
+        output = round_down(exact(total) * exact(fraction))
+        objective_part = round_down(exact(total) - exact(output))
+        if not (output > 0 and objective_part > 0):
+            raise ValueError(f"{total!r} is too small to split by {name} = {fraction!r}.")
+        parts.append((objective_part, output))
+    (eps_objective, eps_output), (delta_objective, delta_output) = parts
+    objective = gaussian_objective_perturbation_calibration(eps_objective, delta_objective, n, lam, curvature,
+                                                            lipschitz)
+    strong_convexity = round_down(exact(lam) + exact(objective.ridge))  # at most the solver's lam + Delta
+    output_sigma = analytic_gaussian_sigma(eps_output, delta_output,
+                                           round_up(2 * exact(gamma) / exact(strong_convexity)))
+    return CertifiedGaussianObjectivePerturbationCalibration(objective, epsilon, delta, (eps_objective, eps_output),
+                                                             (delta_objective, delta_output), gamma,
+                                                             float(output_sigma))

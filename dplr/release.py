@@ -18,15 +18,19 @@ algorithm prescribes, and nothing else:
   :class:`~dplr.gaussian.GaussianObjectivePerturbationCalibration`, Kifer, Smith & Thakurta 2012): draw
   :math:`b` from the calibration's mechanism, then minimise
   :math:`\frac{\lambda+\Delta}{2}\lVert w\rVert^2 + \frac{b^\top w}{n} + \frac1n\sum_i \ell(y_i w^\top x_i)` to
-  ``tol`` (the proofs are about the exact minimiser; there is no certificate to check);
+  ``tol`` and released as if it were the exact minimiser (the papers' idealisation, ``release="exact_minimiser"``:
+  the proofs are about the exact minimiser; there is no certificate to check);
 * **approximate minima perturbation** (:class:`~dplr.gaussian.ApproximateMinimaPerturbationCalibration`, Iyengar
-  et al. 2019): the objective step, solved below :math:`\gamma` and every point certified at most :math:`\gamma`
-  or refused, then the output noise.
+  et al. 2019) and the **certified objective perturbations**
+  (:class:`~dplr.calibration.CertifiedObjectivePerturbationCalibration`,
+  :class:`~dplr.gaussian.CertifiedGaussianObjectivePerturbationCalibration`, ``release="certified"``): the
+  objective step, solved below :math:`\gamma` and every point certified at most :math:`\gamma` or refused, then
+  the output noise (:data:`CERTIFIED_OBJECTIVE_PERTURBATIONS`).
 
 The draws use the stream in the algorithm's order: output perturbation draws only :math:`\eta` (after the solve,
-which draws nothing); objective perturbation draws :math:`b`; approximate minima perturbation :math:`b`, then the
-output noise. The certificate and its refusal are :func:`certify_release`, also used by private tuning
-(:mod:`dplr.tuning`), which solves the parts of a run together.
+which draws nothing); objective perturbation draws :math:`b`; approximate minima perturbation and the certified
+objective perturbations :math:`b`, then the output noise. The certificate and its refusal are :func:`certify_release`,
+also used by private tuning (:mod:`dplr.tuning`), which solves the parts of a run together.
 
 Sources: NIPS 2008, Sections 3-4; JMLR 12 (2011), Algorithm 2 and Theorem 9; the Gaussian algorithms' sources in
 :mod:`dplr.gaussian`; the certificate in :mod:`dplr.solver.stopping`.
@@ -35,16 +39,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from dplr.calibration import ObjectivePerturbationCalibration, SensitivityMethodCalibration
+from dplr.calibration import (CertifiedObjectivePerturbationCalibration, ObjectivePerturbationCalibration,
+                              SensitivityMethodCalibration)
 from dplr.gaussian import (
     ApproximateMinimaPerturbationCalibration,
+    CertifiedGaussianObjectivePerturbationCalibration,
     GaussianObjectivePerturbationCalibration,
     GaussianOutputPerturbationCalibration,
 )
 from dplr.solver import certified_gradient_norm, solve_regularized_erm, stopping_tolerance
 from dplr.validation import check_random_state
 
-__all__ = ["OUTPUT_PERTURBATIONS", "OBJECTIVE_PERTURBATIONS", "certify_release", "private_release"]
+__all__ = ["OUTPUT_PERTURBATIONS", "OBJECTIVE_PERTURBATIONS", "CERTIFIED_OBJECTIVE_PERTURBATIONS", "certify_release",
+           "private_release"]
 
 #: The calibrations whose algorithm adds noise to the (certified) minimiser.
 OUTPUT_PERTURBATIONS = (SensitivityMethodCalibration, GaussianOutputPerturbationCalibration)
@@ -52,7 +59,15 @@ OUTPUT_PERTURBATIONS = (SensitivityMethodCalibration, GaussianOutputPerturbation
 #: The calibrations whose algorithm adds noise to the objective (approximate minima perturbation also adds output
 #: noise, :class:`~dplr.gaussian.ApproximateMinimaPerturbationCalibration`).
 OBJECTIVE_PERTURBATIONS = (ObjectivePerturbationCalibration, GaussianObjectivePerturbationCalibration,
-                           ApproximateMinimaPerturbationCalibration)
+                           ApproximateMinimaPerturbationCalibration, CertifiedObjectivePerturbationCalibration,
+                           CertifiedGaussianObjectivePerturbationCalibration)
+
+#: The objective perturbations released at a point certified within :math:`\gamma` of gradient norm, then output
+#: noise: approximate minima perturbation and the certified releases of Algorithm 2 and of Gaussian objective
+#: perturbation (:func:`~dplr.calibration.certified_objective_perturbation_calibration`).
+CERTIFIED_OBJECTIVE_PERTURBATIONS = (ApproximateMinimaPerturbationCalibration,
+                                     CertifiedObjectivePerturbationCalibration,
+                                     CertifiedGaussianObjectivePerturbationCalibration)
 
 
 def certify_release(grad_norms, coefs, n, reg, loss, bound, *, perturbation_norms=None, solve="the solver",
@@ -140,8 +155,9 @@ def private_release(X, y, lam, loss, calibration, n_draws=None, random_state=Non
         raise ValueError(f"calibration must be a record of dplr.calibration or dplr.gaussian, got {calibration!r}.")
     rng = None if per_problem else check_random_state(random_state)
     if noise is not None:
-        if isinstance(calibration, ApproximateMinimaPerturbationCalibration):
-            raise ValueError("approximate minima perturbation draws its own noise: pass noise=None.")
+        if isinstance(calibration, CERTIFIED_OBJECTIVE_PERTURBATIONS):
+            raise ValueError("a certified release (approximate minima perturbation, release='certified') draws its "
+                             "own noise: pass noise=None.")
         b = noise
     elif not per_problem:
         b = calibration.mechanism(d).sample(n_draws, rng)
@@ -150,7 +166,10 @@ def private_release(X, y, lam, loss, calibration, n_draws=None, random_state=Non
                        for cal, rs in zip(calibrations, random_state)])
     ridge = np.array([cal.ridge for cal in calibrations]) if per_problem else calibration.ridge
     perturbation = b / replicas if replicas != 1 else b
-    if not isinstance(calibration, ApproximateMinimaPerturbationCalibration):
+    if per_problem and any(isinstance(c, CERTIFIED_OBJECTIVE_PERTURBATIONS) for c in calibrations):
+        raise ValueError("a certified release solves one epsilon at a time: pass a scalar epsilon (or "
+                         "release='exact_minimiser' for the papers' idealisation).")
+    if not isinstance(calibration, CERTIFIED_OBJECTIVE_PERTURBATIONS):
         return solve_regularized_erm(X, y, lam, loss, b=perturbation, ridge=ridge, tol=tol, check_input=False,
                                      **options).coef
     # a missed gamma warns (ConvergenceWarning) and is refused below, where it voids the guarantee; no warning filter
@@ -163,6 +182,7 @@ def private_release(X, y, lam, loss, calibration, n_draws=None, random_state=Non
     result = solve_regularized_erm(X, y, lam, loss, b=b, ridge=calibration.ridge, tol=target, check_input=False,
                                    **options)
     certify_release(result.grad_norm, result.coef, n, reg, loss, calibration.gamma, perturbation_norms=b_norms,
-                    exceeds=f"gamma = {calibration.gamma!r}", covers="the output noise covers only gamma",
+                    exceeds=f"gamma = {calibration.gamma!r}",
+                    covers="the output noise covers only points within gamma/(lam + Delta) of the exact minimiser",
                     fix="solver_options={'max_iter': ...} larger, or a larger gamma.")
     return result.coef + calibration.output_mechanism(d).sample(n_draws, rng)

@@ -337,7 +337,8 @@ def private_classifiers(X, y, method, lam, epsilon=None, form=None, reading=Read
             calibration = sensitivity_method_calibration(n, lam, epsilon, solver_tol=0.0)
             return private_release(X, y, lam, get_loss("logistic"), calibration, n_draws, random_state,
                                    exact_minimiser=True)
-        return objective_perturbation(X, y, epsilon, lam, form=form, n_draws=n_draws, random_state=random_state)
+        return objective_perturbation(X, y, epsilon, lam, form=form, n_draws=n_draws, random_state=random_state,
+                                      release="exact_minimiser")  # the paper's reading: the exact minimiser
 
     rng = np.random.default_rng(random_state) if not isinstance(random_state, np.random.Generator) else random_state
     n_noise = n if reading.noise_n == "train" else int(n_total)
