@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dplr.calibration import objective_perturbation_calibration, sensitivity_method_calibration
+from dplr.calibration import (objective_perturbation_calibration, sensitivity_method_calibration,
+                              sensitivity_method_grid_calibration)
 from dplr.gaussian import (
     approximate_minima_perturbation_calibration,
     gaussian_objective_perturbation_calibration,
@@ -59,7 +60,12 @@ __all__ = [
     "gaussian_output_perturbation",
     "gaussian_objective_perturbation",
     "approximate_minima_perturbation",
+    "RELEASES",
 ]
+
+#: Algorithm 1's releases: ``"float"``, the float64 sampler of the paper's law (ε-DP over the reals), and
+#: ``"grid"``, the hardened release, ε-DP as run (:class:`~dplr.calibration.SensitivityMethodGridCalibration`).
+RELEASES = ("float", "grid")
 
 
 def standard_erm(X, y, lam, loss="logistic", huber_h=0.5, tol=1e-8, check_input=True, max_iter=100):
@@ -116,7 +122,7 @@ def sensitivity_method_noise(n, dim, epsilon, lam, loss="logistic", huber_h=0.5,
 
 
 def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws=None, random_state=None,
-                       tol=1e-8, return_calibration=False, check_input=True, max_iter=100):
+                       tol=1e-8, return_calibration=False, check_input=True, max_iter=100, release="float"):
     r"""Algorithm 1 (NIPS 2008): :math:`w + \eta`, :math:`h(\eta) \propto e^{-\beta\lVert\eta\rVert}`, :math:`\beta = \varepsilon/S`.
 
     ε-DP for :math:`\lVert x_i\rVert \le 1` and any convex loss with :math:`|\ell'| \le L` (Theorem 1), for the
@@ -128,7 +134,16 @@ def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws
     independent draws, shape ``(k, d)``, sharing the one non-private solve (releasing all ``k`` costs
     :math:`k\varepsilon`). ``return_calibration=True`` returns ``(coef, calibration)``. ``check_input=False`` skips
     the checks of ``X`` and ``y``.
+
+    ``release="grid"`` is the hardened release (:class:`~dplr.calibration.SensitivityMethodGridCalibration`): the
+    certified point rounded to a power-of-two grid plus per-coordinate discrete Laplace noise drawn exactly in
+    integers, calibrated to the L1 bound :math:`\sqrt d\,S/g + d`; ε-DP for the float64 numbers it outputs (the
+    book's chapter on floating point), at a small cost in noise. ``release="float"`` (default) is the float64
+    sampler of the paper's law, ε-DP over the reals only.
     """
+    if release not in RELEASES:
+        raise ValueError(f"release must be one of {RELEASES}, got {release!r}. Fix: 'grid' for the release that is "
+                         f"private as run (exact sampler, outputs on a grid), 'float' for the paper's float64 one.")
     rng = check_random_state(random_state)
     if check_input:
         X, y = check_training_data(X, y)
@@ -136,8 +151,8 @@ def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws
     tol, max_iter = _check_solver_options(tol, max_iter)
     loss = get_loss(loss, huber_h)
     # the calibration first, so that what float64 cannot calibrate is refused before the solve
-    calibration = sensitivity_method_calibration(X.shape[0], lam, epsilon, loss.lipschitz, check_input=False,
-                                                 solver_tol=tol)
+    calibrate = sensitivity_method_grid_calibration if release == "grid" else sensitivity_method_calibration
+    calibration = calibrate(X.shape[0], lam, epsilon, loss.lipschitz, check_input=False, solver_tol=tol)
     coef = private_release(X, y, lam, loss, calibration, n_draws, rng, tol=tol, max_iter=max_iter)
     return (coef, calibration) if return_calibration else coef
 
