@@ -281,10 +281,10 @@ def grid_laplace_calibration(sensitivity, epsilon, dim, check_input=True) -> Gri
         power -= 1
     while Fraction(2) ** (power + 1) <= target:
         power += 1
-    if not -1022 <= power <= 1000:
-        raise ValueError(f"The sensitivity {sensitivity!r} gives a grid 2**{power}, outside float64's normal range: "
-                         f"the grid release cannot represent it. Fix: lam and n such that 2/(n*lam) is between "
-                         f"1e-290 and 1e290.")
+    if not -1022 <= power <= 1023 - 53:  # g normal, and g*k finite for every index |k| < 2**53
+        raise ValueError(f"The sensitivity {sensitivity!r} gives a grid 2**{power}, outside the range where every "
+                         f"grid point g*k (|k| < 2**53) is a float64 number: the grid release cannot represent it. "
+                         f"Fix: a sensitivity between 1e-300 and 1e280 (for Algorithm 1, 2/(n*lam)).")
     grid = Fraction(2) ** power
     l1_sensitivity = math.floor(root * exact(sensitivity) / grid) + dim
     scale = Fraction(math.ceil(l1_sensitivity * SCALE_DENOMINATOR / exact(epsilon)), SCALE_DENOMINATOR)

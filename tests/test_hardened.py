@@ -165,5 +165,9 @@ def test_grid_calibration_refuses_what_float64_cannot_hold():
         grid_laplace_calibration(1e140, 1e-20, 2)
     with pytest.raises(ValueError, match="sensitivity"):
         grid_laplace_calibration(-1.0, 1.0, 2)
+    with pytest.raises(ValueError, match="grid point"):
+        grid_laplace_calibration(1e300, 1e10, 2)  # 2**985: g * 2**53 would overflow
+    with pytest.raises(ValueError, match="grid point"):
+        grid_laplace_calibration(1e-305, 1.0, 2)  # below float64's normal range
     cal = sensitivity_method_grid_calibration(1000, 0.01, 1.0, solver_tol=1e-8)
     assert isinstance(cal.mechanism(3), GridLaplace)
