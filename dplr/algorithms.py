@@ -63,8 +63,9 @@ __all__ = [
     "RELEASES",
 ]
 
-#: Algorithm 1's releases: ``"float"``, the float64 sampler of the paper's law (ε-DP over the reals), and
-#: ``"grid"``, the hardened release, ε-DP as run (:class:`~dplr.calibration.SensitivityMethodGridCalibration`).
+#: The values of :func:`sensitivity_method`'s ``release`` -- ``"float"``, the float64 sampler of the paper's law
+#: (ε-DP over the reals), and ``"grid"``, the hardened release, ε-DP as run
+#: (:class:`~dplr.calibration.SensitivityMethodGridCalibration`).
 RELEASES = ("float", "grid")
 
 
