@@ -37,6 +37,7 @@ from dplr.calibration import (
     certified_objective_perturbation_calibration,
     objective_perturbation_calibration,
     sensitivity_method_calibration,
+    sensitivity_method_grid_calibration,
 )
 from dplr.gaussian import (
     approximate_minima_perturbation_calibration,
@@ -65,7 +66,13 @@ __all__ = [
     "gaussian_output_perturbation",
     "gaussian_objective_perturbation",
     "approximate_minima_perturbation",
+    "SENSITIVITY_METHOD_RELEASES",
 ]
+
+#: The values of :func:`sensitivity_method`'s ``release`` -- ``"float"``, the float64 sampler of the paper's law
+#: (ε-DP over the reals), and ``"grid"``, the hardened release, ε-DP as run
+#: (:class:`~dplr.calibration.SensitivityMethodGridCalibration`).
+SENSITIVITY_METHOD_RELEASES = ("float", "grid")
 
 
 def standard_erm(X, y, lam, loss="logistic", huber_h=0.5, tol=1e-8, check_input=True, max_iter=100):
@@ -122,7 +129,7 @@ def sensitivity_method_noise(n, dim, epsilon, lam, loss="logistic", huber_h=0.5,
 
 
 def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws=None, random_state=None,
-                       tol=1e-8, return_calibration=False, check_input=True, max_iter=100):
+                       tol=1e-8, return_calibration=False, check_input=True, max_iter=100, release="float"):
     r"""Algorithm 1 (NIPS 2008): :math:`w + \eta`, :math:`h(\eta) \propto e^{-\beta\lVert\eta\rVert}`, :math:`\beta = \varepsilon/S`.
 
     ε-DP for :math:`\lVert x_i\rVert \le 1` and any convex loss with :math:`|\ell'| \le L` (Theorem 1), for the
@@ -134,7 +141,17 @@ def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws
     independent draws, shape ``(k, d)``, sharing the one non-private solve (releasing all ``k`` costs
     :math:`k\varepsilon`). ``return_calibration=True`` returns ``(coef, calibration)``. ``check_input=False`` skips
     the checks of ``X`` and ``y``.
+
+    ``release="grid"`` is the hardened release (:class:`~dplr.calibration.SensitivityMethodGridCalibration`): the
+    certified point rounded to a power-of-two grid plus per-coordinate discrete Laplace noise drawn exactly in
+    integers, calibrated to the L1 bound :math:`\sqrt d\,S/g + d`; ε-DP for the float64 numbers it outputs (the
+    book's chapter on floating point), at a small cost in noise. ``release="float"`` (default) is the float64
+    sampler of the paper's law, ε-DP over the reals only.
     """
+    if release not in SENSITIVITY_METHOD_RELEASES:
+        raise ValueError(f"release must be one of {SENSITIVITY_METHOD_RELEASES}, got {release!r}. Fix: 'grid' for "
+                         f"the release that is private as run (exact sampler, outputs on a grid), 'float' for the "
+                         f"paper's float64 one.")
     rng = check_random_state(random_state)
     if check_input:
         X, y = check_training_data(X, y)
@@ -142,8 +159,8 @@ def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws
     tol, max_iter = _check_solver_options(tol, max_iter)
     loss = get_loss(loss, huber_h)
     # the calibration first, so that what float64 cannot calibrate is refused before the solve
-    calibration = sensitivity_method_calibration(X.shape[0], lam, epsilon, loss.lipschitz, check_input=False,
-                                                 solver_tol=tol)
+    calibrate = sensitivity_method_grid_calibration if release == "grid" else sensitivity_method_calibration
+    calibration = calibrate(X.shape[0], lam, epsilon, loss.lipschitz, check_input=False, solver_tol=tol)
     coef = private_release(X, y, lam, loss, calibration, n_draws, rng, tol=tol, max_iter=max_iter)
     return (coef, calibration) if return_calibration else coef
 

@@ -230,11 +230,18 @@ class SensitivityMethod(_LinearClassifierThroughOrigin):
     random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Source of the noise. An int gives the same model on every fit; a ``Generator`` is advanced.
         ``numpy.random.RandomState`` is refused (module docstring).
+    release : "float" (default) or "grid"
+        ``"float"``: the paper's noise law drawn by float64 samplers, ε-DP over the real numbers only (the book's
+        chapter on floating point attacks it). ``"grid"``: the hardened release, ε-DP for the float64 numbers it
+        outputs: the certified point rounded to a power-of-two grid plus discrete Laplace noise per coordinate,
+        drawn exactly in integers (:class:`dplr.calibration.SensitivityMethodGridCalibration`); ``coef_`` (for
+        ``norm_bound=1``) lies on the grid. It costs some accuracy (per-coordinate noise calibrated to
+        :math:`\sqrt d` times the L2 sensitivity).
 
     Attributes
     ----------
     coef_, intercept_, classes_, n_features_in_ : as in :class:`StandardLR`.
-    calibration_ : dplr.calibration.SensitivityMethodCalibration
+    calibration_ : dplr.calibration.SensitivityMethodCalibration (``release="grid"``: SensitivityMethodGridCalibration)
         What the fit's noise was calibrated to (as the other estimators' ``calibration_``).
     noise_rate_ : float
         ``calibration_.noise_rate``, :math:`\beta` of the noise density that was used
@@ -242,7 +249,7 @@ class SensitivityMethod(_LinearClassifierThroughOrigin):
     """
 
     def __init__(self, epsilon=0.1, lam=0.01, loss="logistic", huber_h=0.5, norm_bound=1.0, random_state=None,
-                 tol=1e-8):
+                 tol=1e-8, release="float"):
         self.epsilon = epsilon
         self.lam = lam
         self.loss = loss
@@ -250,16 +257,21 @@ class SensitivityMethod(_LinearClassifierThroughOrigin):
         self.norm_bound = norm_bound
         self.random_state = random_state
         self.tol = tol
+        self.release = release
 
     def _fit_coef(self, X, y, loss):
         coef, self.calibration_ = sensitivity_method(X, y, self.epsilon, self.lam, loss,
                                                      random_state=self.random_state, tol=self.tol,
-                                                     return_calibration=True, check_input=False)
+                                                     return_calibration=True, check_input=False,
+                                                     release=self.release)
         return coef
 
     @property
     def noise_rate_(self):
-        """``calibration_.noise_rate``: :math:`\\beta` of the noise density the fit used."""
+        """``calibration_.noise_rate``: :math:`\\beta` of the noise density the fit used (``release="float"`` only)."""
+        if self.release == "grid" and hasattr(self, "calibration_"):
+            raise AttributeError("noise_rate_ is the float release's beta; release='grid' has "
+                                 "calibration_.calibration(n_features_in_) (grid, L1 sensitivity, discrete scale).")
         return self.calibration_.noise_rate
 
 

@@ -32,6 +32,13 @@ algorithms draw from it exactly as they draw from :class:`VectorLaplace`; DP-SGD
 coordinate, the classical Laplace mechanism's noise), serve a reading of the thesis the book replicates. Nothing
 in ``dplr`` draws any of these laws but through these classes (``tests/test_architecture.py`` checks it).
 
+**The hardened release**, :class:`GridLaplace`, is private for what it outputs as run: it rounds a vector to a
+power-of-two grid :math:`g\mathbb{Z}^d`, adds integer noise from :class:`DiscreteLaplace` -- drawn exactly, in
+integer arithmetic on the ``Generator``'s uniform integers, by Canonne, Kamath & Steinke's (NeurIPS 2020)
+Algorithms 1-2, with no floating-point transcendental function -- and releases the grid points :math:`gk`, which are
+exact float64 numbers. Its calibration is :func:`dplr.calibration.grid_laplace_calibration`; the book's chapter on
+floating point proves it. The module is over 400 lines because every sampler of noise lives here (a test checks it).
+
 The functions :func:`sample_vector_laplace`, :func:`vector_laplace_log_density`,
 :func:`vector_laplace_norm_distribution` and :func:`vector_laplace_privacy_loss` are the same
 object's methods under the rate :math:`\beta`, for readers who think in formulas.
@@ -40,6 +47,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Protocol
 
 import numpy as np
@@ -49,6 +57,8 @@ from dplr.directed_rounding import exact, round_down, round_up
 from dplr.validation import check_positive_finite, check_positive_integer, check_random_state
 
 __all__ = [
+    "DiscreteLaplace",
+    "GridLaplace",
     "IsotropicGaussian",
     "LaplaceCoordinates",
     "NoiseMechanism",
@@ -320,6 +330,182 @@ class LaplaceCoordinates:
         r"""Privacy loss :math:`(\lVert t-c_2\rVert_1 - \lVert t-c_1\rVert_1)/b` at outputs ``t``."""
         output = np.asarray(output, dtype=float)
         return (np.sum(np.abs(output - centre_2), axis=-1) - np.sum(np.abs(output - centre_1), axis=-1)) / self.scale
+
+
+#: Bits of one draw of :func:`_uniform_below` for a bound beyond ``Generator.integers``' int64 range.
+_CHUNK_BITS = 62
+
+
+def _uniform_below(bound: int, rng) -> int:
+    r"""A uniform integer of :math:`\{0, \dots, \text{bound}-1\}`, exactly (given uniform random bits).
+
+    Up to :math:`2^{62}`: ``Generator.integers(bound)``, numpy's bounded integers (rejection sampling on 64-bit words,
+    no bias). Beyond: ``bound``'s bit length in 62-bit chunks of such integers, rejected when at least ``bound``.
+    """
+    if bound <= 1 << _CHUNK_BITS:
+        return int(rng.integers(bound))
+    bits = bound.bit_length()
+    while True:
+        value = 0
+        for _ in range(-(-bits // _CHUNK_BITS)):
+            value = (value << _CHUNK_BITS) | int(rng.integers(1 << _CHUNK_BITS))
+        value >>= -bits % _CHUNK_BITS  # keep exactly `bits` bits
+        if value < bound:
+            return value
+
+
+def _bernoulli(numerator: int, denominator: int, rng) -> bool:
+    """True with probability numerator/denominator, exactly: a uniform integer below ``denominator`` is below ``numerator``."""
+    return _uniform_below(denominator, rng) < numerator
+
+
+def _bernoulli_exp(numerator: int, denominator: int, rng) -> bool:
+    r"""True with probability :math:`e^{-\gamma}`, :math:`\gamma = \text{numerator}/\text{denominator} \ge 0`, exactly.
+
+    Canonne, Kamath & Steinke (NeurIPS 2020), Algorithm 1: for :math:`\gamma \le 1` count :math:`K`, the first
+    :math:`k` with a Bernoulli(:math:`\gamma/k`) failure; :math:`\Pr[K \text{ odd}] = e^{-\gamma}`. A larger
+    :math:`\gamma` is :math:`\lfloor\gamma\rfloor` Bernoulli(:math:`e^{-1}`) successes and one of the remainder.
+    """
+    while numerator > denominator:
+        if not _bernoulli_exp(1, 1, rng):
+            return False
+        numerator -= denominator
+    k = 1
+    while _bernoulli(numerator, denominator * k, rng):
+        k += 1
+    return k % 2 == 1
+
+
+def _discrete_laplace(scale: Fraction, rng) -> int:
+    r"""One draw of :math:`\Pr[Y = y] \propto e^{-|y|/\tau}` on :math:`\mathbb{Z}`, :math:`\tau` = ``scale`` = t/s.
+
+    Canonne, Kamath & Steinke (NeurIPS 2020), Algorithm 2: :math:`X = U + tV` (``U`` uniform below t, kept with
+    probability :math:`e^{-U/t}`; ``V`` geometric, Bernoulli(:math:`e^{-1}`) successes) is geometric with ratio
+    :math:`e^{-1/t}`, :math:`\lfloor X/s\rfloor` geometric with ratio :math:`e^{-s/t}`, then a fair sign, -0 rejected.
+    """
+    t, s = scale.numerator, scale.denominator
+    while True:
+        u = _uniform_below(t, rng)
+        if not _bernoulli_exp(u, t, rng):
+            continue
+        v = 0
+        while _bernoulli_exp(1, 1, rng):
+            v += 1
+        y = (u + t * v) // s
+        negative = _uniform_below(2, rng) == 1
+        if negative and y == 0:
+            continue
+        return -y if negative else y
+
+
+@dataclass(frozen=True)
+class DiscreteLaplace:
+    r"""Independent discrete Laplace coordinates on :math:`\mathbb{Z}^d`:
+    :math:`\Pr[K = k] = \prod_j \frac{1 - e^{-1/\tau}}{1 + e^{-1/\tau}}\, e^{-|k_j|/\tau}`.
+
+    Added to an integer vector of L1 sensitivity :math:`\Delta_1`, scale :math:`\tau \ge \Delta_1/\varepsilon` gives
+    ε-DP: the ratio of the two probabilities of any output is at most :math:`e^{\Delta_1/\tau}` (triangle
+    inequality), and every integer vector has positive probability, so there is no output one neighbour produces
+    and the other cannot. The sampler is exact: Canonne, Kamath & Steinke (NeurIPS 2020, "The Discrete Gaussian for
+    Differential Privacy"), Algorithms 1-2, in Python's integers on ``Generator.integers`` -- no float, no logarithm,
+    no exponential. The guarantee assumes the Generator's bits are uniform (a pseudo-random generator's are not,
+    only indistinguishable from it). ``scale`` is an exact rational (a ``fractions.Fraction``); build it with
+    :meth:`from_scale`.
+    """
+
+    dim: int
+    scale: Fraction
+
+    @classmethod
+    def from_scale(cls, dim, scale) -> "DiscreteLaplace":
+        scale = exact(scale)
+        if not scale > 0:
+            raise ValueError(f"scale must be a positive rational, got {scale!r}.")
+        return cls(check_positive_integer(dim, "dim"), scale)
+
+    def sample(self, size=None, random_state=None) -> np.ndarray:
+        """``size=None`` one integer vector ``(dim,)`` (int64), ``k`` draws ``(k, dim)``; coordinates in order."""
+        n_draws = _draw_count(size)
+        rng = check_random_state(random_state)
+        draws = np.array([[_discrete_laplace(self.scale, rng) for _ in range(self.dim)] for _ in range(n_draws)],
+                         dtype=np.int64).reshape(n_draws, self.dim)
+        return draws[0] if size is None else draws
+
+    def log_density(self, eta) -> np.ndarray:
+        r"""Log of the probability of the integer vectors ``eta`` (shape ``(..., dim)``; float64, for analyses)."""
+        eta = np.asarray(eta, dtype=float)
+        rate = float(1 / self.scale)
+        log_norm = math.log(-math.expm1(-rate)) - math.log1p(math.exp(-rate))
+        return eta.shape[-1] * log_norm - rate * np.sum(np.abs(eta), axis=-1)
+
+    def privacy_loss(self, output, centre_1, centre_2) -> np.ndarray:
+        r"""Privacy loss :math:`(\lVert t-c_2\rVert_1 - \lVert t-c_1\rVert_1)/\tau` at integer outputs ``t``."""
+        output = np.asarray(output, dtype=float)
+        return (np.sum(np.abs(output - centre_2), axis=-1)
+                - np.sum(np.abs(output - centre_1), axis=-1)) / float(self.scale)
+
+    def max_privacy_loss(self, l1_distance) -> Fraction:
+        r"""The largest privacy loss between centres at L1 distance :math:`\Delta_1`: :math:`\Delta_1/\tau`, exactly."""
+        return exact(l1_distance) / self.scale
+
+
+@dataclass(frozen=True)
+class GridLaplace:
+    r"""The hardened release: :math:`v \mapsto g\,(\mathrm{round}(v/g) + K)`, :math:`K \sim` :class:`DiscreteLaplace`.
+
+    ``grid`` :math:`g` is a power of two, so every released :math:`g k` (:math:`|k| < 2^{53}`) is a float64 number
+    exactly: the float64 output *is* the mathematical output, and the privacy of the integer mechanism
+    :math:`\mathrm{round}(v/g) + K` (exact rationals, then the exact sampler) is the privacy of what is released.
+    Rounding to the nearest grid point moves each coordinate by at most :math:`g/2`, so neighbours whose values are
+    at L1 distance :math:`D` give integer vectors at L1 distance at most :math:`D/g + d`
+    (:func:`dplr.calibration.grid_laplace_calibration` calibrates to it). The :class:`NoiseMechanism` methods
+    describe the noise :math:`gK`; :meth:`release` is the mechanism.
+    """
+
+    grid: float
+    noise: DiscreteLaplace
+
+    @property
+    def dim(self) -> int:
+        return self.noise.dim
+
+    def snap(self, value) -> np.ndarray:
+        """The nearest grid indices of ``value`` (exact, in rationals; ties to even), int64 of ``value``'s shape."""
+        value = np.asarray(value, dtype=float)
+        grid = Fraction(self.grid)
+        return np.array([round(Fraction(float(x)) / grid) for x in value.reshape(-1)],
+                        dtype=np.int64).reshape(value.shape)
+
+    def release(self, value, size=None, random_state=None) -> np.ndarray:
+        r""":math:`g(\mathrm{round}(v/g) + K)` for a vector ``value`` ``(dim,)``: one ``(dim,)`` or ``size`` ``(size, dim)``.
+
+        Refuses (``RuntimeError``) an index beyond :math:`2^{53}` -- not exactly a float64 multiple of :math:`g` --
+        a decision on the private integers only (post-processing).
+        """
+        centre = self.snap(value)
+        if centre.shape != (self.dim,):
+            raise ValueError(f"value must have shape ({self.dim},), got {centre.shape}.")
+        indices = centre + self.noise.sample(size, random_state)
+        if np.any(np.abs(indices) >= 2**53):
+            raise RuntimeError("a released grid index exceeds 2**53, beyond float64's exact integers: the noise or "
+                               "the value is too large for the grid. Fix: a larger epsilon or lam.")
+        return indices * self.grid  # exact: an integer below 2**53 times a power of two
+
+    def sample(self, size=None, random_state=None) -> np.ndarray:
+        """The noise on the grid, :math:`gK`: ``(dim,)`` or ``(size, dim)``."""
+        return self.noise.sample(size, random_state) * self.grid
+
+    def log_density(self, eta) -> np.ndarray:
+        """Log-probability of the grid noise ``eta`` (``-inf`` off the grid)."""
+        eta = np.asarray(eta, dtype=float)
+        steps = eta / self.grid
+        on_grid = np.all(steps == np.round(steps), axis=-1)
+        return np.where(on_grid, self.noise.log_density(np.round(steps)), -np.inf)
+
+    def privacy_loss(self, output, centre_1, centre_2) -> np.ndarray:
+        r"""Privacy loss at grid outputs ``t`` of the releases of ``centre_1`` and ``centre_2`` (snapped first)."""
+        steps = np.asarray(output, dtype=float) / self.grid
+        return self.noise.privacy_loss(steps, self.snap(centre_1), self.snap(centre_2))
 
 
 def laplace_mechanism(value, sensitivity, epsilon, random_state=None):

@@ -20,6 +20,10 @@ algorithm prescribes, and nothing else:
   :math:`\frac{\lambda+\Delta}{2}\lVert w\rVert^2 + \frac{b^\top w}{n} + \frac1n\sum_i \ell(y_i w^\top x_i)` to
   ``tol`` and released as if it were the exact minimiser (the papers' idealisation, ``release="exact_minimiser"``:
   the proofs are about the exact minimiser; there is no certificate to check);
+* **the hardened output perturbation** (:class:`~dplr.calibration.SensitivityMethodGridCalibration`): solved and
+  certified as above, then :math:`w` rounded to a power-of-two grid and integer discrete Laplace noise added, drawn
+  exactly (:class:`~dplr.mechanisms.GridLaplace`): ε-DP for the float64 numbers released, not only for the reals
+  (:func:`grid_laplace_release` is the same release for any value of known L2 sensitivity);
 * **approximate minima perturbation** (:class:`~dplr.gaussian.ApproximateMinimaPerturbationCalibration`, Iyengar
   et al. 2019) and the **certified objective perturbations**
   (:class:`~dplr.calibration.CertifiedObjectivePerturbationCalibration`,
@@ -40,7 +44,8 @@ from __future__ import annotations
 import numpy as np
 
 from dplr.calibration import (CertifiedObjectivePerturbationCalibration, ObjectivePerturbationCalibration,
-                              SensitivityMethodCalibration)
+                              SensitivityMethodCalibration, SensitivityMethodGridCalibration,
+                              grid_laplace_calibration)
 from dplr.gaussian import (
     ApproximateMinimaPerturbationCalibration,
     CertifiedGaussianObjectivePerturbationCalibration,
@@ -51,10 +56,12 @@ from dplr.solver import certified_gradient_norm, solve_regularized_erm, stopping
 from dplr.validation import check_random_state
 
 __all__ = ["OUTPUT_PERTURBATIONS", "OBJECTIVE_PERTURBATIONS", "CERTIFIED_OBJECTIVE_PERTURBATIONS", "certify_release",
+           "grid_laplace_release",
            "private_release"]
 
 #: The calibrations whose algorithm adds noise to the (certified) minimiser.
-OUTPUT_PERTURBATIONS = (SensitivityMethodCalibration, GaussianOutputPerturbationCalibration)
+OUTPUT_PERTURBATIONS = (SensitivityMethodCalibration, GaussianOutputPerturbationCalibration,
+                        SensitivityMethodGridCalibration)
 
 #: The calibrations whose algorithm adds noise to the objective (approximate minima perturbation also adds output
 #: noise, :class:`~dplr.gaussian.ApproximateMinimaPerturbationCalibration`).
@@ -146,6 +153,8 @@ def private_release(X, y, lam, loss, calibration, n_draws=None, random_state=Non
                             fix="a larger lam, or a larger max_iter (dplr.algorithms); a larger tol also works, and "
                                 "adds 2*tol/lam to the sensitivity the noise is calibrated to.")
             w = result.coef
+        if isinstance(calibration, SensitivityMethodGridCalibration):  # the hardened release: w on a grid, exact noise
+            return calibration.mechanism(d).release(w, n_draws, rng)
         return w + calibration.mechanism(d).sample(n_draws, rng)
     if exact_minimiser:
         raise ValueError("exact_minimiser applies to output perturbation only.")
@@ -186,3 +195,21 @@ def private_release(X, y, lam, loss, calibration, n_draws=None, random_state=Non
                     covers="the output noise covers only points within gamma/(lam + Delta) of the exact minimiser",
                     fix="solver_options={'max_iter': ...} larger, or a larger gamma.")
     return result.coef + calibration.output_mechanism(d).sample(n_draws, rng)
+
+
+def grid_laplace_release(value, sensitivity, epsilon, n_draws=None, random_state=None):
+    r"""Release a scalar or vector ``value`` of L2 sensitivity :math:`S`, ε-DP as run: :math:`g(\mathrm{round}(v/g) + K)`.
+
+    The hardened counterpart of :func:`dplr.mechanisms.laplace_mechanism`: ``value`` rounded (exactly) to the grid
+    :math:`g\mathbb{Z}^d` of :func:`dplr.calibration.grid_laplace_calibration`, plus discrete Laplace indices drawn
+    exactly (:class:`dplr.mechanisms.DiscreteLaplace`); the outputs are grid points, exact float64 numbers. Returns
+    an array of ``value``'s shape (``n_draws=None``) or ``(n_draws,) + shape``.
+    """
+    value = np.asarray(value, dtype=float)
+    if value.size == 0 or not np.all(np.isfinite(value)):
+        raise ValueError(f"value must be a non-empty array of finite numbers, got {value!r}. Fix: release only "
+                         f"finite values (clip them to public bounds first).")
+    flat = value.reshape(-1)
+    mechanism = grid_laplace_calibration(sensitivity, epsilon, flat.size).mechanism()
+    released = mechanism.release(flat, n_draws, check_random_state(random_state))
+    return released.reshape(value.shape if n_draws is None else (n_draws,) + value.shape)

@@ -26,6 +26,7 @@ from dplr.datasets.simulated import make_separable
     StandardLR(loss="huber", norm_bound=1e3),
     SensitivityMethod(epsilon=1e4, norm_bound=1e3),
     SensitivityMethod(epsilon=1e4, loss="huber", norm_bound=1e3),
+    SensitivityMethod(epsilon=1e4, norm_bound=1e3, release="grid"),
     ObjectivePerturbation(epsilon=1e4, norm_bound=1e3),
     ObjectivePerturbation(epsilon=1e4, form="nips2008", norm_bound=1e3),
     ObjectivePerturbation(epsilon=1e4, loss="huber", norm_bound=1e3),

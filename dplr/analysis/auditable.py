@@ -33,9 +33,12 @@ from dplr.analysis.privacy_loss_search import max_objective_perturbation_privacy
 from dplr.dpsgd import dpsgd_epsilon, dpsgd_train
 from dplr.gaussian import analytic_gaussian_sigma, gaussian_output_perturbation_calibration
 from dplr.losses import get_loss
+from dplr.calibration import grid_laplace_calibration
 from dplr.mechanisms import IsotropicGaussian, VectorLaplace
+from dplr.release import grid_laplace_release
 
 __all__ = [
+    "GridLaplaceMechanism",
     "LaplaceMechanism",
     "SensitivityMethodMechanism",
     "ObjectivePerturbationMechanism",
@@ -71,6 +74,28 @@ class LaplaceMechanism:
         r""":math:`\sup_t|\log p_v(t)/p_{v'}(t)| = \beta\lVert v - v'\rVert` (triangle inequality; attained)."""
         v, v_prime = (np.atleast_1d(np.asarray(a, dtype=float)) for a in pair_data(pair))
         return VectorLaplace.from_rate(v.shape[0], self.noise_rate).max_privacy_loss(np.linalg.norm(v - v_prime))
+
+
+@dataclass(frozen=True)
+class GridLaplaceMechanism:
+    r"""The hardened release :math:`g(\mathrm{round}(v/g) + K)` (:func:`dplr.release.grid_laplace_release`) of values
+    :math:`v` of L2 sensitivity ``sensitivity``, as an auditable callable; the data are the values."""
+
+    sensitivity: float
+    epsilon: float
+
+    def __call__(self, value, random_state=None, size=None):
+        value = np.atleast_1d(np.asarray(value, dtype=float))
+        return grid_laplace_release(value, self.sensitivity, self.epsilon, size, random_state)
+
+    def max_privacy_loss(self, pair) -> float:
+        r""":math:`\lVert c - c'\rVert_1/\tau` with :math:`c, c'` the grid indices of the pair's values: the largest
+        log-ratio of the two discrete Laplace laws (triangle inequality; attained), exact before the conversion to
+        float."""
+        v, v_prime = (np.atleast_1d(np.asarray(a, dtype=float)) for a in pair_data(pair))
+        mechanism = grid_laplace_calibration(self.sensitivity, self.epsilon, v.shape[0]).mechanism()
+        distance = int(np.sum(np.abs(mechanism.snap(v) - mechanism.snap(v_prime))))
+        return float(mechanism.noise.max_privacy_loss(distance))
 
 
 @dataclass(frozen=True)

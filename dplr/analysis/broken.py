@@ -24,6 +24,8 @@ them as ``from dplr.analysis import broken``. Each is built from the library's o
   2012) without the extra ridge :math:`\Delta` its theorem needs at small :math:`n\lambda`: the Jacobian of the
   map from the noise to the output is then unbounded in :math:`1/(n\lambda)`, the slip of NIPS 2008's proof.
 * :func:`no_ridge_approximate_minima_perturbation` -- the same slip in approximate minima perturbation.
+* :class:`L2GridLaplace` -- the hardened grid release with its discrete Laplace calibrated to the L2 sensitivity in
+  grid steps instead of the L1 bound :math:`\sqrt d\,S/g + d`: actual loss up to about :math:`\sqrt d\,\varepsilon`.
 * :class:`UnclippedDPSGD` -- DP-SGD whose per-example gradients are not clipped, with the accountant's ε for
   clipping norm :math:`C`; a record whose gradient exceeds :math:`C` moves the output by more than the noise
   was calibrated for.
@@ -33,7 +35,9 @@ them as ``from dplr.analysis import broken``. Each is built from the library's o
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -42,7 +46,7 @@ from dplr.analysis.auditable import DPSGDMechanism, ObjectivePerturbationMechani
 from dplr.analysis.lasso import l1_logistic_regression
 from dplr.analysis.neighbours import NeighbouringPair
 from dplr.analysis.privacy_loss import sensitivity_method_max_privacy_loss
-from dplr.calibration import sensitivity_method_noise_rate
+from dplr.calibration import SCALE_DENOMINATOR, grid_laplace_calibration, sensitivity_method_noise_rate
 from dplr.dpsgd import dpsgd_epsilon, dpsgd_noise_multiplier, dpsgd_train
 from dplr.gaussian import (
     approximate_minima_perturbation_calibration,
@@ -50,7 +54,7 @@ from dplr.gaussian import (
     gaussian_output_perturbation_calibration,
 )
 from dplr.losses import get_loss
-from dplr.mechanisms import IsotropicGaussian, VectorLaplace
+from dplr.mechanisms import DiscreteLaplace, GridLaplace, IsotropicGaussian, VectorLaplace
 from dplr.solver import solve_regularized_erm
 from dplr.validation import check_positive_integer, check_random_state
 
@@ -60,6 +64,7 @@ __all__ = [
     "nips2008_objective_perturbation",
     "L1SensitivityMethod",
     "HalfSigmaGaussianOutputPerturbation",
+    "L2GridLaplace",
     "NoRidgeGaussianObjectivePerturbation",
     "no_ridge_approximate_minima_perturbation",
     "UnclippedDPSGD",
@@ -174,6 +179,38 @@ class L1SensitivityMethod:
         r"""Exact: :math:`\beta\lVert w_1(D) - w_1(D')\rVert` (the closed form of Algorithm 1 with the L1 minimisers)."""
         w, w_prime = self.fit(pair.X, pair.y), self.fit(pair.X_prime, pair.y_prime)
         return float(self.noise_rate(pair.n) * np.linalg.norm(w - w_prime))
+
+
+@dataclass(frozen=True)
+class L2GridLaplace:
+    r"""BROKEN. The grid release (:class:`dplr.mechanisms.GridLaplace`) with the wrong norm in its calibration.
+
+    Its grid is :func:`dplr.calibration.grid_laplace_calibration`'s, but its discrete Laplace scale is
+    :math:`(\lfloor S/g\rfloor + d)/\varepsilon` -- the L2 sensitivity in grid steps, as if the noise were
+    calibrated to the L2 norm -- instead of :math:`(\lfloor\sqrt d\,S/g\rfloor + d)/\varepsilon`. Per-coordinate
+    discrete Laplace noise pays for the L1 distance, which reaches :math:`\sqrt d\,S` along a diagonal: the actual
+    loss is up to about :math:`\sqrt d\,\varepsilon`. The data are the values.
+    """
+
+    sensitivity: float
+    epsilon: float
+
+    def mechanism(self, dim) -> GridLaplace:
+        grid = grid_laplace_calibration(self.sensitivity, self.epsilon, dim).grid
+        steps = math.floor(Fraction(self.sensitivity) / Fraction(grid)) + dim  # the slip: no sqrt(d)
+        scale = Fraction(math.ceil(steps * SCALE_DENOMINATOR / Fraction(self.epsilon)), SCALE_DENOMINATOR)
+        return GridLaplace(grid, DiscreteLaplace.from_scale(dim, scale))
+
+    def __call__(self, value, random_state=None, size=None):
+        value = np.atleast_1d(np.asarray(value, dtype=float))
+        return self.mechanism(value.shape[0]).release(value, size, random_state)
+
+    def max_privacy_loss(self, pair) -> float:
+        r"""Exact: :math:`\lVert c - c'\rVert_1/\tau` with this mechanism's :math:`\tau` and the pair's grid indices."""
+        v, v_prime = (np.atleast_1d(np.asarray(a, dtype=float)) for a in pair)
+        mechanism = self.mechanism(v.shape[0])
+        distance = int(np.sum(np.abs(mechanism.snap(v) - mechanism.snap(v_prime))))
+        return float(mechanism.noise.max_privacy_loss(distance))
 
 
 @dataclass(frozen=True)
