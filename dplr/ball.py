@@ -27,6 +27,7 @@ __all__ = [
     "refuse_rows_outside_ball",
     "project_onto_ball",
     "rows_outside_ball",
+    "uniform_in_ball",
     "CHUNK_ROWS",
     "NORM_FIX",
     "ROUNDING_ULPS",
@@ -389,3 +390,17 @@ def check_rows_in_ball(X, radius: float = 1.0, *, dtype=None):
         X = X.copy()
         X[outside] = project_onto_ball(X[outside], radius)
     return X
+
+
+def uniform_in_ball(rng, shape):
+    r"""Points uniform in the solid unit ball, shape ``shape`` (last axis: the dimension :math:`d`).
+
+    Direction uniform on :math:`S^{d-1}` (a standard normal vector over its norm), radius :math:`U^{1/d}` with
+    :math:`U \sim \mathrm{U}(0, 1)` (the volume inside radius :math:`r` is proportional to :math:`r^d`). ``rng`` is a
+    ``numpy.random.Generator`` or ``RandomState``; it draws all normals first, then all uniforms. The one sampler of
+    this law: data (``dplr.datasets.simulated``) and the searches' random starts (``dplr.analysis``). Points, not
+    noise; floating-point rounding may leave a point an ulp outside (``project_onto_ball`` guarantees the bound).
+    """
+    p = rng.standard_normal(shape)
+    p /= np.linalg.norm(p, axis=-1, keepdims=True)
+    return p * rng.random(tuple(shape)[:-1] + (1,)) ** (1.0 / shape[-1])

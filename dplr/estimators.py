@@ -1,7 +1,9 @@
 r"""scikit-learn estimators: standard (non-private) ERM, Algorithm 1, Algorithm 2 and the (ε, δ) algorithms.
 
 The module is over 400 lines because every estimator shares one base class (validation, label coding,
-prediction) and differs only in its few lines of ``_fit_coef``: splitting it would separate them from it.
+prediction and the fit) and differs only in its parameters and docstring: splitting it would separate them from it.
+Each estimator names its learner (:data:`dplr.learners.LEARNERS`), whose algorithm the fit calls with the estimator's
+parameters of the same names; every estimator has ``calibration_`` after ``fit``.
 
 All are linear classifiers through the origin, as in the paper (NIPS 2008, Section 2:
 prediction :math:`\operatorname{sgn}(w^\top x)`), trained on
@@ -50,16 +52,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from dplr.algorithms import (
-    approximate_minima_perturbation,
-    gaussian_objective_perturbation,
-    gaussian_output_perturbation,
-    objective_perturbation,
-    sensitivity_method,
-    standard_erm,
-)
 from dplr.ball import check_rows_in_ball
-from dplr.dpsgd import dp_sgd
+from dplr.learners import LEARNERS
 from dplr.losses import get_loss
 from dplr.validation import (
     check_positive_finite,
@@ -91,7 +85,7 @@ def _logistic_loss(estimator):
 
 
 class _LinearClassifierThroughOrigin(ClassifierMixin, BaseEstimator):
-    """Shared validation, label coding and prediction; subclasses implement ``_fit_coef``.
+    """Shared validation, label coding, fit and prediction; subclasses name their learner (``_learner``).
 
     ``fit`` checks the data once (shape, finiteness, two classes, rows within ``norm_bound``) and hands
     clean arrays to :mod:`dplr.algorithms` with ``check_input=False``; the algorithms check the privacy
@@ -139,6 +133,19 @@ class _LinearClassifierThroughOrigin(ClassifierMixin, BaseEstimator):
         self.coef_ = coef / norm_bound
         self.intercept_ = 0.0
         return self
+
+    def _fit_coef(self, X, y, loss):
+        """The coefficients from the estimator's learner (:data:`dplr.learners.LEARNERS`), its parameters read from the
+        estimator's of the same names; sets ``calibration_`` (``None`` for the non-private learner)."""
+        learner = LEARNERS[self._learner]
+        parameters = {name: getattr(self, name) for name in learner.parameters}
+        if learner.guarantee == "none":
+            self.calibration_ = None
+            return learner.release(X, y, loss=loss, check_input=False, **parameters)
+        target = {name: getattr(self, name) for name in learner.privacy_target}
+        coef, self.calibration_ = learner.release(X, y, **target, loss=loss, random_state=self.random_state,
+                                                  return_calibration=True, check_input=False, **parameters)
+        return coef
 
     def decision_function(self, X):
         r"""Scores :math:`w^\top x`; positive means ``classes_[1]``."""
@@ -208,8 +215,7 @@ class StandardLR(_LinearClassifierThroughOrigin):
         self.norm_bound = norm_bound
         self.tol = tol
 
-    def _fit_coef(self, X, y, loss):
-        return standard_erm(X, y, self.lam, loss, tol=self.tol, check_input=False)
+    _learner = "standard"
 
 
 class SensitivityMethod(_LinearClassifierThroughOrigin):
@@ -259,12 +265,7 @@ class SensitivityMethod(_LinearClassifierThroughOrigin):
         self.tol = tol
         self.release = release
 
-    def _fit_coef(self, X, y, loss):
-        coef, self.calibration_ = sensitivity_method(X, y, self.epsilon, self.lam, loss,
-                                                     random_state=self.random_state, tol=self.tol,
-                                                     return_calibration=True, check_input=False,
-                                                     release=self.release)
-        return coef
+    _learner = "sensitivity"
 
     @property
     def noise_rate_(self):
@@ -327,10 +328,10 @@ class ObjectivePerturbation(_LinearClassifierThroughOrigin):
         self.random_state = random_state
         self.tol = tol
 
+    _learner = "objective"
+
     def _fit_coef(self, X, y, loss):
-        coef, self.calibration_ = objective_perturbation(
-            X, y, self.epsilon, self.lam, loss, form=self.form, random_state=self.random_state, tol=self.tol,
-            return_calibration=True, check_input=False, release=self.release, gamma=self.gamma)
+        coef = super()._fit_coef(X, y, loss)
         # the NIPS 2008 form is proven epsilon-DP only for the logistic loss with n lam >= 2/epsilon (the book's coupled
         # bound); below that, and for the Huber loss at any n lam, neighbouring pairs lose more than epsilon
         if self.form == "nips2008" and (loss.name != "logistic" or X.shape[0] * self.lam < 2.0 / self.epsilon):
@@ -341,7 +342,7 @@ class ObjectivePerturbation(_LinearClassifierThroughOrigin):
 
 
 class _GaussianPerturbation(_LinearClassifierThroughOrigin):
-    """The parameters and the fit shared by the two Gaussian perturbation estimators (``_algorithm`` differs)."""
+    """The parameters shared by the two Gaussian perturbation estimators (``_learner`` differs)."""
 
     def __init__(self, epsilon=1.0, delta=1e-5, lam=0.01, loss="logistic", huber_h=0.5, norm_bound=1.0,
                  random_state=None, tol=1e-8):
@@ -354,11 +355,6 @@ class _GaussianPerturbation(_LinearClassifierThroughOrigin):
         self.random_state = random_state
         self.tol = tol
 
-    def _fit_coef(self, X, y, loss):
-        coef, self.calibration_ = self._algorithm(
-            X, y, self.epsilon, self.delta, self.lam, loss, random_state=self.random_state, tol=self.tol,
-            return_calibration=True, check_input=False)
-        return coef
 
 
 class GaussianOutputPerturbation(_GaussianPerturbation):
@@ -380,7 +376,7 @@ class GaussianOutputPerturbation(_GaussianPerturbation):
     calibration_ : dplr.gaussian.GaussianOutputPerturbationCalibration
     """
 
-    _algorithm = staticmethod(gaussian_output_perturbation)
+    _learner = "gaussian_output"
 
 
 class GaussianObjectivePerturbation(_GaussianPerturbation):
@@ -401,19 +397,13 @@ class GaussianObjectivePerturbation(_GaussianPerturbation):
     calibration_ : dplr.gaussian.GaussianObjectivePerturbationCalibration (or its certified record)
     """
 
-    _algorithm = staticmethod(gaussian_objective_perturbation)
+    _learner = "gaussian_objective"
 
     def __init__(self, epsilon=1.0, delta=1e-5, lam=0.01, loss="logistic", huber_h=0.5, norm_bound=1.0,
                  random_state=None, tol=1e-8, release="exact_minimiser", gamma=None):
         super().__init__(epsilon, delta, lam, loss, huber_h, norm_bound, random_state, tol)
         self.release = release
         self.gamma = gamma
-
-    def _fit_coef(self, X, y, loss):
-        coef, self.calibration_ = self._algorithm(
-            X, y, self.epsilon, self.delta, self.lam, loss, random_state=self.random_state, tol=self.tol,
-            return_calibration=True, check_input=False, release=self.release, gamma=self.gamma)
-        return coef
 
 
 class ApproximateMinimaPerturbation(_LinearClassifierThroughOrigin):
@@ -448,12 +438,7 @@ class ApproximateMinimaPerturbation(_LinearClassifierThroughOrigin):
         self.epsilon_split = epsilon_split
         self.delta_split = delta_split
 
-    def _fit_coef(self, X, y, loss):
-        coef, self.calibration_ = approximate_minima_perturbation(
-            X, y, self.epsilon, self.delta, self.lam, self.gamma, loss, random_state=self.random_state,
-            epsilon_split=self.epsilon_split, delta_split=self.delta_split, return_calibration=True,
-            check_input=False)
-        return coef
+    _learner = "amp"
 
 
 class DPSGD(_LinearClassifierThroughOrigin):
@@ -504,9 +489,4 @@ class DPSGD(_LinearClassifierThroughOrigin):
         self.accountant = accountant
         self.lot_size = lot_size
 
-    def _fit_coef(self, X, y, loss):
-        coef, self.calibration_ = dp_sgd(
-            X, y, self.epsilon, self.delta, self.sampling_rate, self.steps, self.learning_rate, self.clip_norm,
-            self.lam, loss, random_state=self.random_state, neighbouring=self.neighbouring,
-            accountant=self.accountant, return_calibration=True, check_input=False, lot_size=self.lot_size)
-        return coef
+    _learner = "dpsgd"

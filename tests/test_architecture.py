@@ -247,6 +247,7 @@ HAND_DRAWS = {"laplace", "standard_normal", "gamma", "normal", "exponential"}
 #: modules that call a Generator's sampler for something that is no privacy release, each with its reason
 HAND_DRAWS_ALLOWED = {
     "mechanisms.py": "the samplers of the noise laws themselves",
+    "ball.py": "uniform_in_ball: points (data, the searches' starts), not noise",
     "datasets/simulated.py": "data, not noise: NIPS 2008's simulated points",
     "replication/verdicts.py": "a simulation of the verdict rule's false-failure rate (statistics, no release)",
     "analysis/privacy_loss_search.py": "search directions of the privacy-loss search, no release",

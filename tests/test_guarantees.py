@@ -4,7 +4,6 @@ import pytest
 from scipy import stats
 
 from dplr.analysis.guarantees import (
-    classification_error,
     corrected_objective_perturbation_bound,
     corrected_theorem4_sample_size,
     excess_loss_draws,
@@ -18,6 +17,7 @@ from dplr.analysis.guarantees import (
 )
 from dplr.calibration import objective_perturbation_calibration
 from dplr.datasets.simulated import make_unseparable
+from dplr.tuning import test_error
 
 
 def test_paper_formulas_by_hand():
@@ -116,9 +116,10 @@ def test_corrected_bound_uses_delta_when_epsilon_prime_would_be_negative():
 def test_inverted_prediction_rule_flips_the_error():
     X, y = make_unseparable(500, d=3, random_state=3)
     w = np.array([1.0, 0.2, -0.1])
-    err = classification_error(w, X, y)
-    assert classification_error(w, X, y, inverted=True) == pytest.approx(1 - err)
-    assert classification_error(np.vstack([w, -w]), X, y).shape == (2,)
+    # the inverted rule -sgn(w.x) is the classifier -w (ties aside: none here)
+    err = test_error(w, X, y)
+    assert test_error(-w, X, y) == pytest.approx(1 - err)
+    assert test_error(np.vstack([w, -w]), X, y).shape == (2,)
 
 
 def test_the_deterministic_inequality_checks_the_solver_not_only_the_algebra(monkeypatch):

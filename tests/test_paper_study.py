@@ -22,7 +22,6 @@ from dplr.replication.paper.protocol import (
     run_task,
     run_tasks,
 )
-from dplr.replication.paper.protocol import test_errors as misclassification
 from dplr.replication.paper.published import FIGURE2_AXES
 from dplr.replication.paper.study import Replication, run_replication
 from dplr.replication.paper.summaries import (
@@ -34,8 +33,14 @@ from dplr.replication.paper.summaries import (
     summarise_cell,
 )
 from dplr.replication.seeding import task_seed_sequence
+from dplr.tuning import test_error
 
 SMALL = DataSpec("unseparable", n=600)
+
+
+def misclassification_rates(W, X, y):
+    """Test error of each row of ``W`` (a 1-D ``W`` is one row), as the protocol computes it."""
+    return test_error(np.atleast_2d(W), X, y)
 
 
 def _data(n=400, seed=0):
@@ -73,7 +78,7 @@ def test_test_errors_counts_sign_mistakes():
     y = np.array([1.0, -1.0, -1.0, 1.0])
     W = np.array([[1.0, 0.0], [-1.0, 0.0]])
     # classifier 1: rows 0, 1 right; row 2 has score 0 -> -1, right; row 3 score 0 -> -1, wrong.
-    np.testing.assert_allclose(misclassification(W, X, y), [0.25, 0.75])
+    np.testing.assert_allclose(misclassification_rates(W, X, y), [0.25, 0.75])
 
 
 @pytest.mark.parametrize("objective", ["sum", "sum_loss"])
@@ -119,10 +124,10 @@ def test_run_task_swapped_and_subset_match_manual_computation():
     train, test = cv_splits(SMALL, 5, 0)[2]
     swapped = run_task(Task(SMALL, 2, "standard", reading=Reading(cv="swapped")), seed=0)
     w = private_classifiers(X[test], y[test], "standard", 0.01)
-    np.testing.assert_array_equal(swapped, misclassification(w, X[train], y[train]))
+    np.testing.assert_array_equal(swapped, misclassification_rates(w, X[train], y[train]))
     subset = run_task(Task(SMALL, 2, "standard", n_train=100), seed=0)
     w = private_classifiers(X[train[:100]], y[train[:100]], "standard", 0.01)
-    np.testing.assert_array_equal(subset, misclassification(w, X[test], y[test]))
+    np.testing.assert_array_equal(subset, misclassification_rates(w, X[test], y[test]))
     with pytest.raises(ValueError, match="exceeds"):
         run_task(Task(SMALL, 0, "standard", n_train=10_000), seed=0)
 

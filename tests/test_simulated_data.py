@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dplr.ball import uniform_in_ball
 from dplr.datasets.simulated import (
     MARGIN_METHODS,
     SUPPORTS,
@@ -10,9 +11,14 @@ from dplr.datasets.simulated import (
     generating_separator,
     make_separable,
     make_unseparable,
-    sample_unit_ball,
     sample_unit_sphere,
 )
+from dplr.validation import check_random_state
+
+
+def sample_unit_ball(n, d, random_state=None):
+    """The simulated data's ball sampler, as make_separable(support="ball") draws it."""
+    return uniform_in_ball(check_random_state(random_state), (n, d))
 
 
 def _original_make_separable(n, d=10, margin=0.03, random_state=None):

@@ -13,25 +13,19 @@ deliberately broken ones in the same form.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
 
 import numpy as np
 
-from dplr.algorithms import (
-    approximate_minima_perturbation,
-    gaussian_objective_perturbation,
-    gaussian_output_perturbation,
-    objective_perturbation,
-    sensitivity_method,
-    standard_erm,
-)
+from dplr.algorithms import standard_erm
 from dplr.analysis.audit import pair_data
 from dplr.analysis.neighbours import NeighbouringPair
 from dplr.analysis.privacy_loss import sensitivity_method_max_privacy_loss
 from dplr.analysis.privacy_loss_search import max_objective_perturbation_privacy_loss
 from dplr.dpsgd import dpsgd_epsilon, dpsgd_train
 from dplr.gaussian import analytic_gaussian_sigma, gaussian_output_perturbation_calibration
+from dplr.learners import LEARNERS
 from dplr.losses import get_loss
 from dplr.calibration import grid_laplace_calibration
 from dplr.mechanisms import IsotropicGaussian, VectorLaplace
@@ -48,6 +42,22 @@ __all__ = [
     "ApproximateMinimaPerturbationMechanism",
     "DPSGDMechanism",
 ]
+
+
+class _LearnerMechanism:
+    """A learner of :data:`dplr.learners.LEARNERS` (``learner``) as an auditable callable: a call releases ``size``
+    outputs (``n_draws``) with the fields of the same names as the learner's privacy target and parameters, and the
+    field ``chunk_size``, where there is one, as the solver's block size."""
+
+    learner: ClassVar[str]
+
+    def __call__(self, data, random_state=None, size=None):
+        X, y = data
+        learner = LEARNERS[self.learner]
+        values = {field.name: getattr(self, field.name) for field in fields(self)}
+        options = {"solver_options": {"chunk_size": values["chunk_size"]}} if "chunk_size" in values else {}
+        parameters = {name: values[name] for name in learner.privacy_target + learner.parameters if name in values}
+        return learner.release(X, y, **parameters, loss=self.loss, n_draws=size, random_state=random_state, **options)
 
 
 @dataclass(frozen=True)
@@ -99,16 +109,13 @@ class GridLaplaceMechanism:
 
 
 @dataclass(frozen=True)
-class SensitivityMethodMechanism:
+class SensitivityMethodMechanism(_LearnerMechanism):
     r"""Algorithm 1 (:func:`dplr.algorithms.sensitivity_method`) on data ``(X, y)``, as an auditable callable."""
 
     epsilon: float
     lam: float
     loss: Any = "logistic"
-
-    def __call__(self, data, random_state=None, size=None):
-        X, y = data
-        return sensitivity_method(X, y, self.epsilon, self.lam, self.loss, n_draws=size, random_state=random_state)
+    learner: ClassVar[str] = "sensitivity"
 
     def max_privacy_loss(self, pair: NeighbouringPair) -> float:
         r""":math:`\beta\lVert w^*(D) - w^*(D')\rVert` (:func:`dplr.analysis.privacy_loss.sensitivity_method_max_privacy_loss`):
@@ -118,7 +125,7 @@ class SensitivityMethodMechanism:
 
 
 @dataclass(frozen=True)
-class ObjectivePerturbationMechanism:
+class ObjectivePerturbationMechanism(_LearnerMechanism):
     r"""Algorithm 2 (``form`` "corrected" or "nips2008"), auditable.
 
     A call is :func:`dplr.algorithms.objective_perturbation` with the same ``random_state`` and
@@ -132,11 +139,7 @@ class ObjectivePerturbationMechanism:
     form: str = "corrected"
     loss: Any = "logistic"
     chunk_size: int = 4096
-
-    def __call__(self, data, random_state=None, size=None):
-        X, y = data
-        return objective_perturbation(X, y, self.epsilon, self.lam, self.loss, form=self.form, n_draws=size,
-                                      random_state=random_state, solver_options={"chunk_size": self.chunk_size})
+    learner: ClassVar[str] = "objective"
 
     def max_privacy_loss(self, pair: NeighbouringPair, **search) -> float:
         r""":math:`\sup_w|\log p_D(w)/p_{D'}(w)|` by the change of variables, maximised numerically over :math:`w`.
@@ -173,18 +176,14 @@ class GaussianMechanism:
 
 
 @dataclass(frozen=True)
-class GaussianOutputPerturbationMechanism:
+class GaussianOutputPerturbationMechanism(_LearnerMechanism):
     r"""Gaussian output perturbation (:func:`dplr.algorithms.gaussian_output_perturbation`), auditable."""
 
     epsilon: float
     delta: float
     lam: float
     loss: Any = "logistic"
-
-    def __call__(self, data, random_state=None, size=None):
-        X, y = data
-        return gaussian_output_perturbation(X, y, self.epsilon, self.delta, self.lam, self.loss, n_draws=size,
-                                            random_state=random_state)
+    learner: ClassVar[str] = "gaussian_output"
 
     def max_privacy_loss(self, pair: NeighbouringPair) -> float:
         r"""The exact ε at ``delta`` on the pair for the exact-minimiser mechanism: Gaussian noise around :math:`w^*(D)` and
@@ -197,7 +196,7 @@ class GaussianOutputPerturbationMechanism:
 
 
 @dataclass(frozen=True)
-class GaussianObjectivePerturbationMechanism:
+class GaussianObjectivePerturbationMechanism(_LearnerMechanism):
     r"""Gaussian objective perturbation (:func:`dplr.algorithms.gaussian_objective_perturbation`), auditable.
 
     No closed form of its output density's ε is implemented: audit it with ``check_claim(..., exact=False)``.
@@ -209,16 +208,11 @@ class GaussianObjectivePerturbationMechanism:
     lam: float
     loss: Any = "logistic"
     chunk_size: int = 4096
-
-    def __call__(self, data, random_state=None, size=None):
-        X, y = data
-        return gaussian_objective_perturbation(X, y, self.epsilon, self.delta, self.lam, self.loss, n_draws=size,
-                                               random_state=random_state,
-                                               solver_options={"chunk_size": self.chunk_size})
+    learner: ClassVar[str] = "gaussian_objective"
 
 
 @dataclass(frozen=True)
-class ApproximateMinimaPerturbationMechanism:
+class ApproximateMinimaPerturbationMechanism(_LearnerMechanism):
     r"""Approximate minima perturbation (:func:`dplr.algorithms.approximate_minima_perturbation`), auditable.
 
     ``gamma=None``: the algorithm's default :math:`1/n^2`. No closed form of the output density's ε: audit with
@@ -231,12 +225,7 @@ class ApproximateMinimaPerturbationMechanism:
     gamma: float | None = None
     loss: Any = "logistic"
     chunk_size: int = 4096
-
-    def __call__(self, data, random_state=None, size=None):
-        X, y = data
-        return approximate_minima_perturbation(X, y, self.epsilon, self.delta, self.lam, self.gamma, self.loss,
-                                               n_draws=size, random_state=random_state,
-                                               solver_options={"chunk_size": self.chunk_size})
+    learner: ClassVar[str] = "amp"
 
 
 @dataclass(frozen=True)

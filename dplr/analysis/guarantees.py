@@ -58,7 +58,6 @@ __all__ = [
     "excess_loss_draws",
     "ExcessLossSummary",
     "simulate_excess_loss",
-    "classification_error",
 ]
 
 #: The constants the bounds can use, ``"paper"`` (as printed) or ``"sharp"`` (see the module's docstring).
@@ -300,19 +299,3 @@ def simulate_excess_loss(ns, lams, epsilon, d, n_draws, delta=0.05, random_state
                                               float(np.mean(ex > bounds[0])), float(np.mean(ex > bounds[1])),
                                               bool(np.all(det))))
     return rows
-
-
-def classification_error(W, X, y, inverted=False):
-    r"""Fraction of misclassified records for classifier(s) ``W`` with the rule :math:`\operatorname{sgn}(w^\top x)`.
-
-    NIPS 2008, Section 2: predict :math:`\operatorname{sgn}(w\cdot x)`. ``inverted=True`` applies the rule
-    as the thesis writes it (Veldhuizen 2020, Section 4.5: "If the sum of coefficients multiplied with
-    their corresponding variables is negative, we predict 1"), i.e. :math:`-\operatorname{sgn}(w^\top x)`.
-    Ties (:math:`w^\top x = 0`) count as errors under both rules. ``W`` of shape ``(d,)`` gives a float,
-    ``(k, d)`` an array.
-    """
-    W = np.asarray(W, dtype=float)
-    scores = np.atleast_2d(W) @ np.asarray(X, dtype=float).T
-    pred = np.sign(scores) * (-1.0 if inverted else 1.0)
-    err = np.mean(pred != np.asarray(y, dtype=float)[None, :], axis=1)
-    return float(err[0]) if W.ndim == 1 else err

@@ -17,7 +17,8 @@ from scipy import optimize
 
 from dplr.calibration import sensitivity_bound
 from dplr.analysis.neighbours import NeighbouringPair
-from dplr.analysis.sensitivity import project_rows, random_ball
+from dplr.analysis.sensitivity import project_rows
+from dplr.ball import uniform_in_ball
 from dplr.losses import get_loss
 from dplr.threads import one_blas_thread
 from dplr.validation import check_lambda, check_random_state
@@ -153,7 +154,7 @@ def l1_sensitivity_search(X_shared, y_shared, lam, loss="logistic", huber_h=0.5,
 
     best = (-np.inf, None)
     for _ in range(n_restarts):
-        theta0 = random_ball(rng, (2, d)).ravel()
+        theta0 = uniform_in_ball(rng, (2, d)).ravel()
         res = optimize.minimize(lambda t: -l1_neighbour_distance(build(t), lam, loss), theta0, method="Nelder-Mead",
                                 options={"maxfev": max_evals, "xatol": 1e-6, "fatol": 1e-9})
         if -res.fun > best[0]:

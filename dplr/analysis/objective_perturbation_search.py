@@ -47,7 +47,8 @@ import numpy as np
 
 from dplr.analysis.neighbours import NeighbouringPair
 from dplr.analysis.privacy_loss import objective_perturbation_privacy_loss
-from dplr.ball import project_onto_ball
+from dplr.analysis.sensitivity import project_rows
+from dplr.ball import project_onto_ball, uniform_in_ball
 from dplr.calibration import OBJECTIVE_PERTURBATION_FORMS, objective_perturbation_calibration
 from dplr.losses import HuberLoss, LogisticLoss, get_loss
 from dplr.threads import one_blas_thread
@@ -231,11 +232,6 @@ def anchored_loss_and_gradient(config: AnchoredConfiguration, mu, beta, loss, gr
 _LOG_RADIUS = (-6.0, 9.0)  # |w| between 2.5e-3 and 8.1e3
 
 
-def _to_ball(x):
-    n = np.linalg.norm(x, axis=-1, keepdims=True)
-    return x / np.maximum(n, 1.0)
-
-
 def _unpack(theta, n_shared, fixed_m):
     rho = np.clip(theta["rho"], *_LOG_RADIUS)
     xw = theta["xw"]
@@ -249,7 +245,7 @@ def _unpack(theta, n_shared, fixed_m):
         m = n_shared[:, None] * omega[:, :-1]
     else:
         omega, m = None, fixed_m
-    config = AnchoredConfiguration(w, _to_ball(theta["V"]), m, _to_ball(theta["u"]), _to_ball(theta["up"]))
+    config = AnchoredConfiguration(w, project_rows(theta["V"]), m, project_rows(theta["u"]), project_rows(theta["up"]))
     return config, omega, xn
 
 
@@ -311,27 +307,21 @@ def _adam_ascent(theta, n_shared, mu, beta, loss, n_steps, fixed_m=None, lr=(1.0
             v_hat = second[k] / (1 - b2 ** (step + 1))
             theta[k] = theta[k] + _LEARNING_RATES[k] * schedule[step] * m_hat / (np.sqrt(v_hat) + 1e-12)
         for k in ("V", "u", "up"):  # keep the raw records in the ball: the map is then the identity there
-            theta[k] = _to_ball(theta[k])
+            theta[k] = project_rows(theta[k])
     return best, best_val
 
 
 # ----------------------------------------------------------------------------------------------
 # Starts
 # ----------------------------------------------------------------------------------------------
-def _random_ball(rng, shape):
-    x = rng.standard_normal(shape)
-    x /= np.linalg.norm(x, axis=-1, keepdims=True)
-    return x * rng.random(shape[:-1] + (1,)) ** (1.0 / shape[-1])
-
-
 def _random_starts(rng, n_rows, d, n_groups):
     theta = {
         "rho": rng.uniform(-2.0, 6.0, n_rows),
         "xw": rng.standard_normal((n_rows, d)),
-        "V": _random_ball(rng, (n_rows, n_groups, d)),
+        "V": uniform_in_ball(rng, (n_rows, n_groups, d)),
         "logits": rng.normal(0.0, 2.0, (n_rows, n_groups + 1)),
-        "u": _random_ball(rng, (n_rows, d)),
-        "up": _random_ball(rng, (n_rows, d)),
+        "u": uniform_in_ball(rng, (n_rows, d)),
+        "up": uniform_in_ball(rng, (n_rows, d)),
     }
     return theta
 
@@ -446,7 +436,7 @@ def _round_multiplicities(m, n_shared):
 
 def _inside_ball(x):
     """Rows scaled onto the unit ball, then inside it exactly (:func:`dplr.ball.project_onto_ball`)."""
-    x = _to_ball(np.asarray(x, dtype=float))
+    x = project_rows(np.asarray(x, dtype=float))
     return project_onto_ball(np.atleast_2d(x)).reshape(x.shape)
 
 

@@ -18,6 +18,7 @@ from scipy import optimize
 
 from dplr.analysis.neighbours import NeighbouringPair
 from dplr.analysis.privacy_loss import norm_difference, objective_perturbation_privacy_loss
+from dplr.analysis.sensitivity import project_rows
 from dplr.ball import check_rows_in_ball
 from dplr.calibration import objective_perturbation_calibration
 from dplr.losses import get_loss
@@ -216,11 +217,6 @@ def _canonical_mirror(w, u, u_prime):
     return w, u, u_prime
 
 
-def _project_ball(p):
-    norm = np.linalg.norm(p)
-    return p / norm if norm > 1 else p
-
-
 @dataclass(frozen=True)
 class WorstCasePrivacyLoss:
     r"""Worst neighbouring pair found for Algorithm 2, given the shared records.
@@ -304,12 +300,12 @@ def worst_case_objective_perturbation_privacy_loss(X_shared, y_shared, epsilon, 
 
         def neg(theta, sign=sign, nw=nw):
             w = _w_from_params(theta[:nw], d, sign)
-            return -loss_at(w, _project_ball(theta[nw:nw + d]), _project_ball(theta[nw + d:]))
+            return -loss_at(w, project_rows(theta[nw:nw + d]), project_rows(theta[nw + d:]))
 
         steps = np.r_[0.2, np.full(nw - 1, 0.05), np.full(2 * d, 0.05)]
         theta, val = _nelder_mead(neg, np.r_[theta_w, u0, up0], steps, max_evals)
-        candidates.append((-val, _w_from_params(theta[:nw], d, sign), _project_ball(theta[nw:nw + d]),
-                           _project_ball(theta[nw + d:])))
+        candidates.append((-val, _w_from_params(theta[:nw], d, sign), project_rows(theta[nw:nw + d]),
+                           project_rows(theta[nw + d:])))
     _, w, u, u_prime = max(candidates, key=lambda c: c[0])
     if symmetric:
         w, u, u_prime = _canonical_mirror(w, u, u_prime)

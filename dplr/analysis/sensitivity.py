@@ -40,7 +40,7 @@ from scipy.special import expit
 
 from dplr.algorithms import standard_erm
 from dplr.analysis.neighbours import NeighbouringPair, anchored_pair
-from dplr.ball import check_rows_in_ball
+from dplr.ball import check_rows_in_ball, uniform_in_ball
 from dplr.calibration import sensitivity_bound
 from dplr.losses import get_loss
 from dplr.objective import RegularizedERM
@@ -59,7 +59,6 @@ __all__ = [
     "gap_factors",
     "distance_and_gradient",
     "project_rows",
-    "random_ball",
 ]
 
 
@@ -230,14 +229,6 @@ class SensitivitySearchResult:
     history: np.ndarray
 
 
-def random_ball(rng, shape):
-    """Points uniform in the unit ball, shape ``shape`` (last axis: the dimension)."""
-    d = shape[-1]
-    p = rng.standard_normal(shape)
-    p /= np.linalg.norm(p, axis=-1, keepdims=True)
-    return p * rng.random(shape[:-1] + (1,)) ** (1.0 / d)
-
-
 @one_blas_thread
 def adversarial_sensitivity_search(n, d, lam, loss="logistic", huber_h=0.5, X_shared=None, y_shared=None,
                                    n_restarts=8, n_steps=250, step_size=(0.3, 0.003),
@@ -265,9 +256,9 @@ def adversarial_sensitivity_search(n, d, lam, loss="logistic", huber_h=0.5, X_sh
         U_fixed = X_shared * np.asarray(y_shared, dtype=float).reshape(m)[:, None]
         shared = np.broadcast_to(U_fixed, (k, m, d)).copy()
     else:
-        shared = random_ball(rng, (k, m, d))
+        shared = uniform_in_ball(rng, (k, m, d))
         shared[0] = 0.0
-    u, u_prime = random_ball(rng, (k, d)), random_ball(rng, (k, d))
+    u, u_prime = uniform_in_ball(rng, (k, d)), uniform_in_ball(rng, (k, d))
     u[0], u_prime[0] = np.eye(d)[0], -np.eye(d)[0]
 
     W1, W2 = np.zeros((k, d)), np.zeros((k, d))

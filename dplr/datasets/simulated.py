@@ -46,13 +46,13 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from dplr.ball import uniform_in_ball
 from dplr.validation import check_random_state
 
 __all__ = [
     "SUPPORTS",
     "MARGIN_METHODS",
     "sample_unit_sphere",
-    "sample_unit_ball",
     "generating_separator",
     "make_separable",
     "make_unseparable",
@@ -72,22 +72,11 @@ def sample_unit_sphere(n, d, random_state=None):
     return points / np.linalg.norm(points, axis=1, keepdims=True)
 
 
-def sample_unit_ball(n, d, random_state=None):
-    r"""``n`` points uniform in the solid unit ball of R^d.
-
-    Direction uniform on :math:`S^{d-1}`, radius :math:`U^{1/d}` with :math:`U \sim \mathrm{U}(0,1)`
-    (the volume inside radius :math:`r` is proportional to :math:`r^d`).
-    """
-    rng = check_random_state(random_state)
-    directions = sample_unit_sphere(n, d, rng)
-    return directions * rng.random(n)[:, None] ** (1.0 / d)
-
-
 def _sample(n, d, support, rng):
     if support == "sphere":
         return sample_unit_sphere(n, d, rng)
     if support == "ball":
-        return sample_unit_ball(n, d, rng)
+        return uniform_in_ball(rng, (n, d))
     raise ValueError(f"support must be one of {SUPPORTS}, got {support!r}.")
 
 

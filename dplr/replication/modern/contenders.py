@@ -31,20 +31,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from typing import Callable
 
-
-from dplr.algorithms import (
-    approximate_minima_perturbation,
-    gaussian_objective_perturbation,
-    gaussian_output_perturbation,
-    objective_perturbation,
-    sensitivity_method,
-)
-from dplr.dpsgd import dp_sgd
+from dplr.learners import get_learner
 from dplr.replication.real_data import LAMBDAS  # the λ candidates of every regularised contender (Algorithm 3)
 
 __all__ = ["LAMBDAS", "DELTA", "DPSGD_BATCH", "DPSGD_CONFIGS", "DPSGDConfig", "Contender", "CONTENDERS",
-           "check_delta", "fit_contender", "learner"]
+           "check_delta", "dpsgd_parameters", "fit_contender", "lambda_parameters", "learner"]
 
 #: δ of every (ε, δ) contender: 1e-5, the usual choice in the DP-SGD literature, below 1/n on Adult and KDDCup99.
 DELTA = 1e-5
@@ -67,22 +60,50 @@ DPSGD_CONFIGS = (DPSGDConfig(2, 1.0), DPSGDConfig(5, 1.0), DPSGDConfig(5, 4.0), 
                  DPSGDConfig(15, 4.0))
 
 
+def lambda_parameters(lam, n):
+    """A λ candidate as the learner's parameters: ``{"lam": lam}`` (``n`` unused)."""
+    return {"lam": lam}
+
+
+def idealised_parameters(lam, n):
+    """A λ candidate of an objective perturbation, released as the exact minimiser (``release="exact_minimiser"``,
+    the papers' idealisation): the study's record was computed that way, and the release is pinned to it."""
+    return {"lam": lam, "release": "exact_minimiser"}
+
+
+def dpsgd_parameters(config, n):
+    """A :class:`DPSGDConfig` as :func:`dplr.dpsgd.dp_sgd`'s parameters on ``n`` records (lots of about
+    :data:`DPSGD_BATCH`)."""
+    # the sampling rate to two significant digits: parts of one split differ by a record, and one rate per
+    # data set lets the accountant's calibration be computed once (any rate is private if it is the one used)
+    rate = min(1.0, float(f"{DPSGD_BATCH / n:.2g}"))
+    steps = max(1, int(round(config.epochs / rate)))
+    return {"sampling_rate": rate, "steps": steps, "learning_rate": config.learning_rate,
+            "clip_norm": config.clip_norm, "lam": config.lam}
+
+
 @dataclass(frozen=True)
 class Contender:
-    """A contender's name, its learner's guarantee (``"epsilon"`` or ``"epsilon-delta"``) and its candidates."""
+    """A contender: its learner's name in :data:`dplr.learners.LEARNERS`, its candidates, and ``parameters(candidate,
+    n)``, a candidate as the learner's parameters on ``n`` records."""
 
     name: str
-    guarantee: str
     candidates: tuple
+    parameters: Callable = lambda_parameters
+
+    @property
+    def guarantee(self) -> str:
+        """Its learner's guarantee: ``"epsilon"`` or ``"epsilon-delta"``."""
+        return get_learner(self.name).guarantee
 
 
 CONTENDERS = {c.name: c for c in (
-    Contender("sensitivity", "epsilon", LAMBDAS),
-    Contender("objective", "epsilon", LAMBDAS),
-    Contender("gaussian_output", "epsilon-delta", LAMBDAS),
-    Contender("gaussian_objective", "epsilon-delta", LAMBDAS),
-    Contender("amp", "epsilon-delta", LAMBDAS),
-    Contender("dpsgd", "epsilon-delta", DPSGD_CONFIGS),
+    Contender("sensitivity", LAMBDAS),
+    Contender("objective", LAMBDAS, idealised_parameters),
+    Contender("gaussian_output", LAMBDAS),
+    Contender("gaussian_objective", LAMBDAS, idealised_parameters),
+    Contender("amp", LAMBDAS),
+    Contender("dpsgd", DPSGD_CONFIGS, dpsgd_parameters),
 )}
 
 
@@ -101,29 +122,13 @@ def fit_contender(name, X, y, candidate, epsilon, random_state, loss="logistic",
     pure-ε contenders. For :func:`~dplr.tuning.private_tuning_with`, bind ``name``, ``loss`` and ``delta`` with
     ``functools.partial`` (a picklable learner).
     """
-    if name == "sensitivity":
-        return sensitivity_method(X, y, epsilon, candidate, loss, random_state=random_state, check_input=False)
-    if name == "objective":
-        # the record was computed with the idealisation (the solver's point as the exact minimiser): pinned
-        return objective_perturbation(X, y, epsilon, candidate, loss, random_state=random_state, check_input=False,
-                                      release="exact_minimiser")
-    if name == "gaussian_output":
-        return gaussian_output_perturbation(X, y, epsilon, delta, candidate, loss, random_state=random_state,
-                                            check_input=False)
-    if name == "gaussian_objective":
-        return gaussian_objective_perturbation(X, y, epsilon, delta, candidate, loss, random_state=random_state,
-                                               check_input=False, release="exact_minimiser")  # as the record: pinned
-    if name == "amp":
-        return approximate_minima_perturbation(X, y, epsilon, delta, candidate, loss=loss, random_state=random_state,
-                                               check_input=False)
-    if name == "dpsgd":
-        # the sampling rate to two significant digits: parts of one split differ by a record, and one rate per
-        # data set lets the accountant's calibration be computed once (any rate is private if it is the one used)
-        rate = min(1.0, float(f"{DPSGD_BATCH / len(y):.2g}"))
-        steps = max(1, int(round(candidate.epochs / rate)))
-        return dp_sgd(X, y, epsilon, delta, rate, steps, candidate.learning_rate, clip_norm=candidate.clip_norm,
-                      lam=candidate.lam, loss=loss, random_state=random_state, check_input=False)
-    raise ValueError(f"unknown contender {name!r}; choose from {tuple(CONTENDERS)}.")
+    if name not in CONTENDERS:
+        raise ValueError(f"unknown contender {name!r}; choose from {tuple(CONTENDERS)}.")
+    learner = get_learner(name)
+    target = {"epsilon": epsilon, "delta": delta}
+    return learner.release(X, y, **{key: target[key] for key in learner.privacy_target}, loss=loss,
+                           random_state=random_state, check_input=False,
+                           **CONTENDERS[name].parameters(candidate, len(y)))
 
 
 def learner(name, loss="logistic", delta=DELTA):

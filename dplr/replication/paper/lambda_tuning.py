@@ -18,9 +18,9 @@ from dplr.replication.paper.protocol import (
     PAPER_HOLDOUT,
     DataSpec,
     cv_splits,
-    test_errors,
 )
 from dplr.replication.runner import run_calls
+from dplr.tuning import test_error
 
 __all__ = ["LambdaTuning", "tuning_fold_errors", "lambda_tuning_result", "tune_lambda"]
 
@@ -61,7 +61,8 @@ def tuning_fold_errors(data, fold, lambdas, seed, n_splits):
     """Test errors of standard LR on one fold of the holdout ``data``, one per λ (a task of the study)."""
     X, y = data.generate(seed)
     train, test = cv_splits(data, n_splits, seed)[fold]
-    return [float(test_errors(standard_erm(X[train], y[train], lam), X[test], y[test])[0]) for lam in lambdas]
+    return [float(test_error(np.atleast_2d(standard_erm(X[train], y[train], lam)), X[test], y[test])[0])
+            for lam in lambdas]
 
 
 def lambda_tuning_result(lambdas, rows):

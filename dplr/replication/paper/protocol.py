@@ -65,6 +65,7 @@ from dplr.release import private_release
 from dplr.replication.runner import run_calls
 from dplr.replication.seeding import task_seed_sequence, task_stream
 from dplr.solver import solve_regularized_erm
+from dplr.tuning import test_error
 from dplr.validation import check_training_data
 
 __all__ = [
@@ -86,7 +87,6 @@ __all__ = [
     "Reading",
     "Task",
     "cv_splits",
-    "test_errors",
     "private_classifiers",
     "run_task",
     "run_tasks",
@@ -293,13 +293,6 @@ def cv_splits(data: DataSpec, n_splits=PAPER_FOLDS, seed=DEFAULT_SEED):
     return list(KFold(n_splits, shuffle=True, random_state=state).split(np.zeros((data.n, 1))))
 
 
-def test_errors(W, X, y):
-    r"""Test error of each classifier (row of ``W``): the fraction of rows with :math:`\operatorname{sgn}(w^\top x) \ne y`."""
-    W = np.atleast_2d(W)
-    predictions = np.where(X @ W.T > 0, 1.0, -1.0)
-    return np.mean(predictions != np.asarray(y)[:, None], axis=0)
-
-
 # --------------------------------------------------------------------------------------------------
 # The algorithms under a reading
 # --------------------------------------------------------------------------------------------------
@@ -371,7 +364,7 @@ def run_task(task: Task, seed=DEFAULT_SEED):
     rng = _restart_stream(seed, task) if task.method != "standard" else None
     W = private_classifiers(X[train], y[train], task.method, task.lam, task.epsilon, task.form, task.reading,
                             n_draws=task.n_restarts, random_state=rng, n_total=task.data.n)
-    return test_errors(W, X[test], y[test])
+    return test_error(np.atleast_2d(W), X[test], y[test])
 
 
 def timed_task(task, seed):

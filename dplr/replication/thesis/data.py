@@ -48,7 +48,8 @@ import numpy as np
 from sklearn.svm import SVC
 
 from dplr.datasets.breast_cancer import load_wdbc
-from dplr.datasets.simulated import make_separable, sample_unit_ball
+from dplr.ball import uniform_in_ball
+from dplr.datasets.simulated import make_separable
 from dplr.replication.seeding import task_seed_sequence
 from dplr.replication.thesis.published import KINDS, THESIS_FOLDS, THESIS_SEED
 from dplr.validation import check_random_state, warn_privacy_leak
@@ -171,7 +172,7 @@ def illustration_2d(kind, n=600, random_state=None):
     u = np.array([1.0, 0.0])
     kept = np.empty((0, 2))
     while kept.shape[0] < n:
-        batch = sample_unit_ball(2 * n, 2, rng)
+        batch = uniform_in_ball(rng, (2 * n, 2))
         kept = np.vstack([kept, batch[np.abs(batch @ u) >= THESIS_MARGIN]])
     X = kept[:n]
     y = np.where(X @ u >= 0, 1.0, -1.0)
