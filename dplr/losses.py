@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from dplr.directed_rounding import exact, round_up
 from dplr.validation import check_positive_finite
 
 __all__ = ["LogisticLoss", "HuberLoss", "MIN_HUBER_H", "check_huber_h", "get_loss"]
@@ -194,7 +195,7 @@ class HuberLoss:
 
     def __init__(self, h: float = 0.5):
         self.h = check_huber_h(h)
-        self.curvature = 1.0 / (2.0 * self.h)
+        self.curvature = round_up(1 / (2 * exact(self.h)))  # 1/(2h) rounded up: a bound the proofs may use
         # value_and_derivative: l' = clip((z - fl(1 + h)) / (2h), -1, 0): fl(1 + h) errs by u(1 + h), the difference
         # and the quotient by a rounding each (where either value is in the band, |z - 1 - h| <= 2h(1 + u)), the clip
         # by nothing: (1 + h)/(2h) + 3 units of u. derivative: -(fl(1 + h) - z)/(2h) in the band, the same roundings;

@@ -108,3 +108,13 @@ def test_logistic_third_and_fourth_derivatives_match_finite_differences():
     np.testing.assert_allclose(loss.third_derivative(z), fd3, atol=1e-9)
     np.testing.assert_allclose(loss.fourth_derivative(z), fd4, atol=1e-9)
     assert np.max(np.abs(loss.third_derivative(z))) == pytest.approx(1 / (6 * np.sqrt(3)), rel=1e-4)
+
+
+def test_huber_curvature_is_rounded_up():
+    from fractions import Fraction
+
+    from dplr.losses import HuberLoss
+
+    for h in (0.7, 1 / 3, 0.1, 0.5, 0.3, 2.0):
+        loss = HuberLoss(h)
+        assert Fraction(loss.curvature) >= 1 / (2 * Fraction(h))  # 0.7 and 1/3 fail with round-to-nearest
