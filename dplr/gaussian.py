@@ -39,6 +39,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+import mpmath
 import numpy as np
 from scipy import optimize
 
@@ -122,10 +123,13 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
 
     The left side decreases in :math:`\sigma` from 1 to 0, so the smallest such :math:`\sigma` is the root of
     equality. It is bracketed (doubling and halving from :math:`\Delta`) and found by Brent's method
-    (``scipy.optimize.brentq``, relative tolerance 1e-12), then rounded *up*: multiplied by
-    :math:`1 +` :data:`GAUSSIAN_SIGMA_RTOL` until the condition holds as computed. The result is at least the
-    exact root (conservative) and at most :math:`1 + 10^{-10}` times it (up to the rounding of the
-    condition). Balle & Wang's Algorithm 1 solves the same equation through a change of variables; for
+    (``scipy.optimize.brentq``, relative tolerance 1e-12) on the float64 profile, then rounded *up* until the
+    condition holds in high precision: the float64 profile cancels badly at small ε or tiny δ (its root was found
+    up to 1e-8 relative below the exact one), so the condition is decided by :func:`_profile_exceeds` -- the
+    profile in 60- and 120-digit arithmetic (``mpmath``), required to agree, with a relative margin of
+    :math:`10^{-30}` -- and :math:`\sigma` multiplied by :math:`1 +` :data:`GAUSSIAN_SIGMA_RTOL` (the step doubling)
+    until it holds. This is a high-precision evaluation, not a proof with interval bounds: the result is at least
+    the exact root unless mpmath's error functions err beyond 30 digits at both precisions alike. Balle & Wang's Algorithm 1 solves the same equation through a change of variables; for
     :math:`\varepsilon < 1` the result is smaller than :func:`classical_gaussian_sigma`.
     """
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
@@ -144,9 +148,27 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
             raise ValueError(f"no positive sigma is the smallest for delta={delta!r}.")
     root = optimize.brentq(excess, low, high, xtol=1e-300, rtol=1e-12, maxiter=500)
     sigma = max(root, low)
-    while excess(sigma) > 0:
-        sigma *= 1.0 + GAUSSIAN_SIGMA_RTOL
+    step = GAUSSIAN_SIGMA_RTOL
+    while excess(sigma) > 0 or _profile_exceeds(sigma, sensitivity, epsilon, delta):
+        sigma *= 1.0 + step
+        step *= 2.0
     return float(sigma)
+
+
+def _profile_at(sigma, sensitivity, epsilon, digits):
+    with mpmath.workdps(digits):
+        a = mpmath.mpf(sensitivity) / (2 * mpmath.mpf(sigma))
+        b = mpmath.mpf(epsilon) * mpmath.mpf(sigma) / mpmath.mpf(sensitivity)
+        return mpmath.ncdf(a - b) - mpmath.exp(mpmath.mpf(epsilon)) * mpmath.ncdf(-a - b)
+
+
+def _profile_exceeds(sigma, sensitivity, epsilon, delta, margin=1e-30) -> bool:
+    r"""Whether Balle & Wang's profile :math:`\delta(\sigma)` (:meth:`dplr.mechanisms.IsotropicGaussian.delta`) may
+    exceed ``delta``: evaluated for the float64 arguments as exact numbers in 60 and 120 digits; ``True`` unless both
+    are at most ``delta`` (1 - ``margin``) and agree to within the margin."""
+    low, high = _profile_at(sigma, sensitivity, epsilon, 60), _profile_at(sigma, sensitivity, epsilon, 120)
+    bound = mpmath.mpf(delta) * (1 - mpmath.mpf(margin))
+    return not (high <= bound and low <= bound and abs(high - low) <= mpmath.mpf(margin) * mpmath.mpf(delta))
 
 
 def gaussian_mechanism(value, sensitivity, epsilon, delta, random_state=None):

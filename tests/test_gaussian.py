@@ -250,3 +250,21 @@ def test_exact_privacy_loss_of_gaussian_objective_perturbation_obeys_the_proof(l
     # the proof's event has probability exactly delta: Binomial(20000, 0.05), mean 1000, sd 31; outside 845-1155
     # with probability 5e-7
     assert 845 <= outside.sum() <= 1155
+
+
+def test_analytic_sigma_meets_the_condition_in_high_precision():
+    # the float64 profile cancels at small epsilon or tiny delta: its root fell 9e-9 relative below the exact one
+    import mpmath
+
+    from dplr.gaussian import analytic_gaussian_sigma
+
+    for eps, delta in ((1e-6, 1e-30), (0.1, 1e-300), (1.0, 1e-5), (5.0, 1e-10), (1e-3, 1e-12)):
+        sigma = analytic_gaussian_sigma(eps, delta)
+        with mpmath.workdps(200):
+            a, b = 1 / (2 * mpmath.mpf(sigma)), mpmath.mpf(eps) * mpmath.mpf(sigma)
+            profile = mpmath.ncdf(a - b) - mpmath.exp(mpmath.mpf(eps)) * mpmath.ncdf(-a - b)
+            assert profile <= mpmath.mpf(delta)
+            # and not far above the root: 1e-8 smaller already fails the condition
+            s2 = mpmath.mpf(sigma) * (1 - mpmath.mpf("1e-8"))
+            a2, b2 = 1 / (2 * s2), mpmath.mpf(eps) * s2
+            assert mpmath.ncdf(a2 - b2) - mpmath.exp(mpmath.mpf(eps)) * mpmath.ncdf(-a2 - b2) > mpmath.mpf(delta)
