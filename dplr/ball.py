@@ -209,6 +209,36 @@ def _near_signs(rows, radius):
 CHUNK_ROWS = 1 << 15
 
 
+def _exactly_outside(X, radius, squares, skip=None):
+    r""":func:`rows_outside_ball` for finite rows and a radius in :math:`[2^{-400}, 2^{400}]`, given ``squares``: each
+    row's sum of squares computed in float64, in any order, or ``fl(n * n)`` of a norm ``n`` computed so
+    (``numpy.linalg.norm``: a relative error :math:`(1 + \gamma_d)(1 + u)^3 - 1 \le \gamma_{d+3}` at most, inside the
+    screen's slack). Rows where ``skip`` is true and the screen does not decide are left ``False``: the caller does
+    not need them.
+
+    The screen: the computed sum :math:`s` is within :math:`\gamma_d S` of the true one :math:`S` (Higham, *Accuracy
+    and Stability of Numerical Algorithms*, 2002, Section 3.1, any order). A square that underflows errs by at most
+    :math:`2^{-1075}`: far below the slack of :math:`(d + 1) u r^2` when :math:`r \ge 2^{-400}`, so the screen holds
+    for such rows too, both ways: :math:`s > r^2 (1 + 2\gamma_{d+2})` means a true sum above :math:`r^2`, and a square
+    that overflows (an entry above :math:`2^{511} > r`) makes a row outside. The rows between are decided by
+    ``_near_signs``, exactly, and the few it leaves open by ``_exact_excess_sign``."""
+    slack = 2.0 * _gamma(X.shape[1] + 2)
+    outside = squares > radius * radius * (1.0 + slack)
+    near = ~outside & ~(squares <= radius * radius * (1.0 - slack))
+    if skip is not None:
+        near &= ~skip
+    index = np.flatnonzero(near)
+    if index.size:
+        rows = X if index.size == X.shape[0] else X[index]
+        sign, decided = _near_signs(rows, radius)
+        outside[index[decided]] = sign[decided] > 0
+        index = index[~decided]
+    for start in range(0, index.size, CHUNK_ROWS):
+        chunk = index[start:start + CHUNK_ROWS]
+        outside[chunk] = _exact_excess_sign(X[chunk], radius) > 0
+    return outside
+
+
 def rows_outside_ball(X, radius: float = 1.0):
     r"""Which rows of ``X`` have Euclidean norm greater than ``radius``, *exactly*: the float64 entries taken as the
     real numbers they are, as the privacy proofs take them -- not as ``numpy.linalg.norm`` rounds them.
@@ -244,20 +274,9 @@ def rows_outside_ball(X, radius: float = 1.0):
         outside = largest > radius
         near = ~outside & ~(largest <= radius / np.sqrt(X.shape[1]) * (1.0 - 2.0 ** -40))
     else:
-        # a square that underflows errs by at most 2**-1075: far below the screen's slack of (d + 1) u r**2 when
-        # r >= 2**-400, so the screen holds for such rows too, both ways: a computed s > r**2 (1 + 2 gamma) has a true
-        # sum above r**2, and a square that overflows (an entry above 2**511 > r) makes a row outside. The rows between
-        # are decided by _near_signs, exactly, and the few it leaves open by _exact_excess_sign.
         with np.errstate(over="ignore"):
             squares = np.einsum("ij,ij->i", X, X)
-        slack = 2.0 * _gamma(X.shape[1] + 2)
-        outside = squares > radius * radius * (1.0 + slack)
-        near = ~outside & ~(squares <= radius * radius * (1.0 - slack))
-        index = np.flatnonzero(near)
-        rows = X if index.size == X.shape[0] else X[index]
-        sign, decided = _near_signs(rows, radius)
-        outside[index[decided]] = sign[decided] > 0
-        near[index[decided]] = False
+        return _exactly_outside(X, radius, squares)
     index = np.flatnonzero(near)
     for start in range(0, index.size, CHUNK_ROWS):
         chunk = index[start:start + CHUNK_ROWS]
@@ -305,15 +324,124 @@ def project_onto_ball(X, radius: float = 1.0):
     """
     radius = _check_radius(radius)
     X = np.array(X, dtype=np.float64, order="C")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X holds NaN or infinite values, which no projection onto the ball can bound. Fix: remove "
-                         "or impute them first.")
     if X.size == 0:
+        if not np.all(np.isfinite(X)):
+            raise ValueError(_PROJECT_NOT_FINITE)
         return X
+    norms = _moderate_norms(X)
+    if norms is None:
+        if not np.all(np.isfinite(X)):
+            raise ValueError(_PROJECT_NOT_FINITE)
+        return _project_scaled(X, radius)
+    return _project(X, radius, norms, None)
+
+
+_PROJECT_NOT_FINITE = ("X holds NaN or infinite values, which no projection onto the ball can bound. Fix: remove or "
+                       "impute them first.")
+
+
+def _moderate_norms(X):
+    """``numpy.linalg.norm(X, axis=1)`` if every norm is finite and either at least :math:`2^{-400}` or of a row of
+    zeros (then every entry is finite too: an infinite or NaN entry makes its norm so); else ``None``: the callers
+    then take the paths that scale rows by powers of two, which cover every finite row."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        norms = np.linalg.norm(X, axis=1)
+    if not np.all(np.isfinite(norms)):
+        return None
+    small = np.flatnonzero(norms < _TINY)
+    if small.size and np.any(X[small] != 0.0):
+        return None
+    return norms
+
+
+def _outside_either_way(rows, radius, norms):
+    """Rows outside exactly (:func:`rows_outside_ball`) or by ``numpy.linalg.norm`` (``norms``, those rows' norms),
+    for finite rows and a radius in :math:`[2^{-400}, 2^{400}]`: the exact test only where numpy's norm does not decide
+    already."""
+    over = norms > radius
+    return _exactly_outside(rows, radius, norms * norms, skip=over) | over
+
+
+#: Entries of a row to project whose magnitudes (the non-zero ones) all lie in ``[2**-_MODERATE, 2**_MODERATE]``: the
+#: radial step needs no scaling by a power of two (``_project``).
+_MODERATE = 250
+
+
+def _project(X, radius, norms, outside):
+    r""":func:`project_onto_ball` of the finite rows ``X`` (float64), as a new array,
+    for a radius in :math:`[2^{-400}, 2^{400}]`, given ``norms``, their ``numpy.linalg.norm``, and ``outside``, whether
+    each lies outside the ball exactly (``None``: not known; ``False`` is allowed for a row whose numpy norm is above ``radius``, projected either way) -- the same numbers as ``_project_scaled``, bit for bit.
+
+    The radial step: ``_project_scaled`` scales a row by :math:`2^{-e}` (:math:`2^{e-1} \le \max_j |x_j| < 2^e`),
+    computes the norm :math:`\hat n_s` of the scaled row, and where :math:`\hat n_s > r 2^{-e}` multiplies the scaled
+    row by :math:`\mathrm{fl}(r / \hat n_s)`. When every non-zero entry has :math:`2^{-250} \le |x_j| \le 2^{250}`
+    (so :math:`|e| \le 251`), every number in that computation is a normal float64 both scaled and unscaled: the
+    scaled entries (at least :math:`2^{-501}`) and the squares of both (at least :math:`2^{-1002}`, at most
+    :math:`2^{502} d`), their partial sums, the norms, :math:`r 2^{-e}` and both quotients (:math:`r \in [2^{-400},
+    2^{400}]`). Scaling a normal float64 by a power of two that keeps it normal commutes with rounding, so every
+    scaled square, partial sum and root is the unscaled one times the power of two: :math:`\hat n_s = \hat n
+    2^{-e}`, the comparison is :math:`\hat n > r`, and :math:`\mathrm{fl}(r/\hat n_s) = \mathrm{fl}(r/\hat n)
+    2^{e}`. The product :math:`\mathrm{fl}((x_j 2^{-e})(q 2^e))` rounds the same real number as
+    :math:`\mathrm{fl}(x_j q)`. So for such rows the step is ``x * fl(r / n)`` with ``n`` the unscaled norm, which
+    the caller has computed already; one product of every row with its factor (1, exact, for rows that stay) also makes
+    the copy. Other rows take ``_project_scaled``'s step. The test of the entries: the count of entries below
+    :math:`2^{-250}` in magnitude equals the count of zeros, and every norm is at most :math:`2^{249}` (a norm is at
+    least the largest entry, rounded: within a factor :math:`1 + \gamma_{d+1}`). The shrinks that follow are
+    ``_project_scaled``'s, with the same decisions (:func:`rows_outside_ball` is exact, and ``numpy.linalg.norm`` is
+    taken of the same rows): only the test is cheaper, exact only where numpy's norm says inside, and skipped for
+    rows the step did not move and that were outside exactly before."""
+    X = np.asarray(X, dtype=np.float64)
+    step = norms > radius  # ||x|| > r as numpy computes it: the rows the radial step moves
+    if norms.size and float(norms.max()) <= 2.0 ** (_MODERATE - 1) and (
+            np.count_nonzero(np.abs(X) < 2.0 ** -_MODERATE) == np.count_nonzero(X == 0.0)):
+        odd_rows = np.zeros(0, dtype=np.intp)
+    else:
+        size = np.abs(X)
+        odd_rows = np.flatnonzero(np.any((size > 2.0 ** _MODERATE) | ((size < 2.0 ** -_MODERATE) & (X != 0.0)),
+                                         axis=1))
+    factor = np.ones(X.shape[0])
+    factor[step] = radius / norms[step]
+    factor[odd_rows] = 1.0
+    projected = X * factor[:, None]  # the copy, and the step of the moderate rows (times 1: exact)
+    if odd_rows.size:  # the scaled step, as _project_scaled takes it
+        rows = X[odd_rows]
+        exponent = np.frexp(np.max(np.abs(rows), axis=1))[1]
+        scaled = np.ldexp(rows, -exponent[:, None])
+        scaled_norms = np.linalg.norm(scaled, axis=1)
+        go = scaled_norms > np.ldexp(radius, -exponent)
+        rows[go] = scaled[go] * (radius / scaled_norms[go])[:, None]
+        projected[odd_rows] = rows
+        step[odd_rows] = go
+    # rows the step left as they were: outside either way still where they were outside exactly or by numpy's norm
+    if outside is None:
+        still = np.zeros(X.shape[0], dtype=bool)
+        unmoved = np.flatnonzero(~step)
+        still[unmoved] = _outside_either_way(X[unmoved], radius, norms[unmoved])
+    else:
+        still = (outside | (norms > radius)) & ~step
+    moved = np.flatnonzero(step)
+    if moved.size:
+        rows = projected[moved]
+        still[moved] = _outside_either_way(rows, radius, np.linalg.norm(rows, axis=1))
+    still, k = np.flatnonzero(still), 2
+    while still.size:  # each round shrinks by more than the last; a few rounds cover the rounding of a norm
+        if k > 40:
+            raise RuntimeError("project_onto_ball could not bring a row inside the ball (a bug: please report it).")
+        projected[still] *= 1.0 - 2.0 ** k * _U
+        rows = projected[still]
+        still, k = still[_outside_either_way(rows, radius, np.linalg.norm(rows, axis=1))], k + 1
+    return projected
+
+
+def _project_scaled(X, radius):
+    """The projection of :func:`project_onto_ball` for finite rows ``X`` (a C-ordered float64 array, changed in place)
+    of any magnitude: each row scaled by a power of two for its norm, re-checked after every shrink. The reference
+    that ``_project`` computes faster, and the path of rows whose norms over- or underflow."""
     exponent = np.frexp(np.max(np.abs(X), axis=1))[1]  # the largest entry is f 2**exponent, 1/2 <= f < 1
     scaled = np.ldexp(X, -exponent[:, None])  # exact: entries below 1, norms at most sqrt(d)
     norms = np.linalg.norm(scaled, axis=1)
-    outside = norms > np.ldexp(radius, -exponent)  # ||x|| > r, as the unscaled norm would say where it is finite
+    with np.errstate(over="ignore"):  # r 2**-e is infinite only for rows of subnormal entries: not outside then
+        outside = norms > np.ldexp(radius, -exponent)  # ||x|| > r, as the unscaled norm would say where it is finite
     # x r/||x|| as the scaled row times r/||x 2**-e||: the same numbers as the unscaled product where no entry under- or
     # overflows either way, and right where the unscaled one would overflow
     X[outside] = scaled[outside] * (radius / norms[outside])[:, None]
@@ -330,18 +458,28 @@ def project_onto_ball(X, radius: float = 1.0):
     return X
 
 
-def _refuse(X, radius, dtype):
-    """The refusal of :func:`refuse_rows_outside_ball`; returns ``(X as float64, computed norms, exactly outside)``."""
+def _refuse(X, radius, dtype, to_project=False):
+    r"""The refusal of :func:`refuse_rows_outside_ball`; returns ``(X as float64, computed norms, exactly outside)``.
+    With ``to_project``, rows whose computed norm lies in :math:`(r, r(1 + 4\epsilon)]` are not decided exactly (they
+    are neither refused nor kept as they are: :func:`check_rows_in_ball` projects them) and are marked ``False``; and
+    the last of the four returned, ``fast``, says whether the norms are ``numpy.linalg.norm``'s, finite and at least
+    :math:`2^{-400}` (else those of rows scaled by powers of two, and the projection takes its scaled path)."""
     radius = _positive_radius(radius)
     dtype = np.dtype(np.float64 if dtype is None else dtype)
     eps = float(np.finfo(dtype).eps) if np.issubdtype(dtype, np.floating) else float(np.finfo(np.float64).eps)
     X = np.asarray(X, dtype=np.float64)
-    if not np.all(np.isfinite(X)):  # NaN > radius is False: it would pass the test below
-        raise ValueError(f"X holds NaN or infinite values; every record must be a finite vector of norm at most "
-                         f"{radius!r}. Fix: remove or impute them before fitting.")
-    norms = _row_norms(X)
     slack = radius * (1 + ROUNDING_ULPS * eps)
-    outside = rows_outside_ball(X, radius)
+    norms = _moderate_norms(X) if _TINY <= radius <= 1.0 / _TINY and X.size else None
+    fast = norms is not None
+    if fast:  # finite rows (an infinite or NaN entry makes its norm so)
+        skip = ((norms > radius) & (norms <= slack)) if to_project else None
+        outside = _exactly_outside(X, radius, norms * norms, skip=skip)
+    else:
+        if not np.all(np.isfinite(X)):  # NaN > radius is False: it would pass the test below
+            raise ValueError(f"X holds NaN or infinite values; every record must be a finite vector of norm at most "
+                             f"{radius!r}. Fix: remove or impute them before fitting.")
+        norms = _row_norms(X)
+        outside = rows_outside_ball(X, radius)
     too_long = np.flatnonzero((norms > slack) & outside)  # a computed norm can also be above the true one
     if too_long.size:
         largest = float(norms[too_long].max())
@@ -351,7 +489,7 @@ def _refuse(X, radius, dtype):
             f"rounding of the {dtype.name} input, up to {slack!r}, would be accepted). The privacy guarantee of "
             f"both algorithms assumes ||x_i|| <= 1 for every record (NIPS 2008, Section 2). {NORM_FIX}"
         )
-    return X, norms, outside
+    return X, norms, outside, fast
 
 
 def refuse_rows_outside_ball(X, radius: float = 1.0, *, dtype=None):
@@ -383,9 +521,13 @@ def check_rows_in_ball(X, radius: float = 1.0, *, dtype=None):
     radius outside :math:`[2^{-400}, 2^{400}]` is refused as :func:`project_onto_ball` refuses it (rescale the data by
     a public constant instead).
     """
-    X, norms, outside = _refuse(X, radius, dtype)
-    outside |= norms > radius  # the second for a user who checks with numpy
-    if outside.any():
-        X = X.copy()
-        X[outside] = project_onto_ball(X[outside], radius)
+    X, norms, outside, fast = _refuse(X, radius, dtype, to_project=True)
+    move = outside | (norms > radius)  # the second for a user who checks with numpy
+    if not move.any():
+        return X
+    if fast and X.flags.c_contiguous:  # (numpy's norms of the rows as they are released: in row-major order)
+        # rows marked inside here have numpy norms above the radius: moved, or projected whatever their exact side
+        return _project(X, radius, norms, outside)
+    X = X.copy()
+    X[move] = project_onto_ball(X[move], radius)
     return X
