@@ -149,8 +149,9 @@ def _exact_excess_sign(rows, radius):
 
 
 def _near_signs(rows, radius):
-    r"""For rows of norm near ``radius`` (in :math:`[2^{-400}, 2^{400}]`): ``(sign, decided)``, the sign of
-    :math:`E = \sum_j x_j^2 - r^2` for the entries as real numbers where ``decided``, vectorised.
+    r"""For rows of norm near ``radius`` (in :math:`[2^{-400}, 2^{400}]`): ``(sign, decided, upper)``, the sign of
+    :math:`E = \sum_j x_j^2 - r^2` for the entries as real numbers where ``decided``, vectorised, and a bound
+    ``upper`` :math:`\ge E` (infinite where not decided).
 
     Let :math:`r < 2^e \le 2r` and :math:`g = 2^{e-26}`. Each entry is split as :math:`x = h + l`, :math:`h` the
     multiple of :math:`g` nearest :math:`x` (:math:`h = \mathrm{fl}(\mathrm{fl}(x + K) - K)`, :math:`K = 1.5 \cdot
@@ -169,12 +170,18 @@ def _near_signs(rows, radius):
     result larger in magnitude than twice that bound has the sign of :math:`E` (the factor two covers
     :math:`1 + \delta` and the rounding of the bound itself; :math:`(d + 3)u < 10^{-3}` is required). The rows left
     open are within about :math:`\gamma_{d+3}\sqrt d\,g` of the sphere (:math:`10^{-20}` relative for :math:`d = 50`),
-    or exactly on it: of these, a row with every :math:`l = 0` (and :math:`r_l = 0`) has :math:`E = D` exactly."""
+    or exactly on it: of these, a row with every :math:`l = 0` (and :math:`r_l = 0`) has :math:`E = D` exactly.
+
+    The bound: with :math:`\hat E` the result and :math:`b` the computed bound (at least :math:`|\theta|`, by its
+    factor two), :math:`E = \hat E/(1 + \delta) - \theta \le \hat E + 2u|\hat E| + b`; ``upper`` is
+    :math:`\mathrm{fl}(\hat E + 8u|\hat E| + 2b)`, whose rounding (at most :math:`2u` of its size) the doubled terms
+    cover."""
     n, d = rows.shape
     sign = np.zeros(n, dtype=int)
     decided = np.zeros(n, dtype=bool)
+    upper = np.full(n, np.inf)
     if n == 0 or (d + 3) * _U >= 1e-3:
-        return sign, decided
+        return sign, decided, upper
     e = math.frexp(radius)[1]
     shift = 1.5 * math.ldexp(1.0, e + 26)
     grid = math.ldexp(1.0, e - 26)
@@ -202,14 +209,15 @@ def _near_signs(rows, radius):
                 ok[open_[~np.any(lo[open_] != 0.0, axis=1)]] = True
             decided[part] = ok
             sign[part] = np.where(ok, np.sign(result), 0).astype(int)
-    return sign, decided
+            upper[part] = np.where(ok, result + (8.0 * _U * np.abs(result) + 2.0 * bound), np.inf)
+    return sign, decided, upper
 
 
 #: :func:`rows_outside_ball` decides this many rows at a time (its work arrays are a few times a chunk's size).
 CHUNK_ROWS = 1 << 15
 
 
-def _exactly_outside(X, radius, squares, skip=None):
+def _exactly_outside(X, radius, squares, skip=None, upper=False):
     r""":func:`rows_outside_ball` for finite rows and a radius in :math:`[2^{-400}, 2^{400}]`, given ``squares``: each
     row's sum of squares computed in float64, in any order, or ``fl(n * n)`` of a norm ``n`` computed so
     (``numpy.linalg.norm``: a relative error :math:`(1 + \gamma_d)(1 + u)^3 - 1 \le \gamma_{d+3}` at most, inside the
@@ -221,8 +229,10 @@ def _exactly_outside(X, radius, squares, skip=None):
     :math:`2^{-1075}`: far below the slack of :math:`(d + 1) u r^2` when :math:`r \ge 2^{-400}`, so the screen holds
     for such rows too, both ways: :math:`s > r^2 (1 + 2\gamma_{d+2})` means a true sum above :math:`r^2`, and a square
     that overflows (an entry above :math:`2^{511} > r`) makes a row outside. The rows between are decided by
-    ``_near_signs``, exactly, and the few it leaves open by ``_exact_excess_sign``."""
+    ``_near_signs``, exactly, and the few it leaves open by ``_exact_excess_sign``. With ``upper``, returns
+    ``(outside, bound)``: ``bound`` :math:`\ge \sum_j x_j^2 - r^2` where ``_near_signs`` decided, infinite elsewhere."""
     slack = 2.0 * _gamma(X.shape[1] + 2)
+    bound = np.full(X.shape[0], np.inf) if upper else None
     outside = squares > radius * radius * (1.0 + slack)
     near = ~outside & ~(squares <= radius * radius * (1.0 - slack))
     if skip is not None:
@@ -230,13 +240,15 @@ def _exactly_outside(X, radius, squares, skip=None):
     index = np.flatnonzero(near)
     if index.size:
         rows = X if index.size == X.shape[0] else X[index]
-        sign, decided = _near_signs(rows, radius)
+        sign, decided, excess = _near_signs(rows, radius)
         outside[index[decided]] = sign[decided] > 0
+        if upper:
+            bound[index] = excess
         index = index[~decided]
     for start in range(0, index.size, CHUNK_ROWS):
         chunk = index[start:start + CHUNK_ROWS]
         outside[chunk] = _exact_excess_sign(X[chunk], radius) > 0
-    return outside
+    return (outside, bound) if upper else outside
 
 
 def rows_outside_ball(X, radius: float = 1.0):
@@ -357,9 +369,10 @@ def _moderate_norms(X):
 def _outside_either_way(rows, radius, norms):
     """Rows outside exactly (:func:`rows_outside_ball`) or by ``numpy.linalg.norm`` (``norms``, those rows' norms),
     for finite rows and a radius in :math:`[2^{-400}, 2^{400}]`: the exact test only where numpy's norm does not decide
-    already."""
+    already. Returns ``(outside, upper)``, ``upper`` as ``_exactly_outside`` gives it."""
     over = norms > radius
-    return _exactly_outside(rows, radius, norms * norms, skip=over) | over
+    outside, upper = _exactly_outside(rows, radius, norms * norms, skip=over, upper=True)
+    return outside | over, upper
 
 
 #: Entries of a row to project whose magnitudes (the non-zero ones) all lie in ``[2**-_MODERATE, 2**_MODERATE]``: the
@@ -367,7 +380,7 @@ def _outside_either_way(rows, radius, norms):
 _MODERATE = 250
 
 
-def _project(X, radius, norms, outside):
+def _project(X, radius, norms, outside, excess=None):
     r""":func:`project_onto_ball` of the finite rows ``X`` (float64), as a new array,
     for a radius in :math:`[2^{-400}, 2^{400}]`, given ``norms``, their ``numpy.linalg.norm``, and ``outside``, whether
     each lies outside the ball exactly (``None``: not known; ``False`` is allowed for a row whose numpy norm is above ``radius``, projected either way) -- the same numbers as ``_project_scaled``, bit for bit.
@@ -388,8 +401,19 @@ def _project(X, radius, norms, outside):
     :math:`2^{-250}` in magnitude equals the count of zeros, and every norm is at most :math:`2^{249}` (a norm is at
     least the largest entry, rounded: within a factor :math:`1 + \gamma_{d+1}`). The shrinks that follow are
     ``_project_scaled``'s, with the same decisions (:func:`rows_outside_ball` is exact, and ``numpy.linalg.norm`` is
-    taken of the same rows): only the test is cheaper, exact only where numpy's norm says inside, and skipped for
-    rows the step did not move and that were outside exactly before."""
+    taken of the same rows): only the test is cheaper, exact only where numpy's norm says inside, skipped for rows the
+    step did not move and that were outside exactly before, and skipped where a bound proves the shrunk row inside.
+
+    That bound: the exact test gives :math:`B \ge E = \sum_j x_j^2 - r^2` (``_near_signs``) for the row before a
+    shrink by :math:`c = 1 - 2^k u` (exact). Each entry of :math:`y = \mathrm{fl}(c x)` has :math:`|y_j| \le c|x_j|(1 +
+    u)` (a result below :math:`2^{-1022}` adds at most :math:`2^{-2044}` to :math:`\lVert y\rVert^2` instead, far
+    below the margin :math:`u r^2/2 \ge 2^{-854}` left below), and :math:`c(1 + u) \le 1 - (2^k - 1)u`, so
+    :math:`\lVert y\rVert^2 \le (1 - (2^k - 1)u)^2 (r^2 + E)`. If :math:`E \le (2^{k+1} - 3) u r^2` this is at most
+    :math:`r^2 (1 - u + 2^{2k} u^2) < r^2 (1 - u/2)` for :math:`k \le 20`: inside exactly. The test applied is
+    :math:`\mathrm{fl}(B) \le \mathrm{fl}(r^2 (2^{k+1} - 4) u)`, whose right side (two roundings) stays below
+    :math:`(2^{k+1} - 3) u r^2`. Numpy's norm of the shrunk row is computed and compared as before. After one
+    shrink (:math:`k = 2`) this proves inside every ``Normalizer`` row outside exactly: their :math:`E` is at most a
+    few :math:`u`."""
     X = np.asarray(X, dtype=np.float64)
     step = norms > radius  # ||x|| > r as numpy computes it: the rows the radial step moves
     if norms.size and float(norms.max()) <= 2.0 ** (_MODERATE - 1) and (
@@ -413,23 +437,36 @@ def _project(X, radius, norms, outside):
         projected[odd_rows] = rows
         step[odd_rows] = go
     # rows the step left as they were: outside either way still where they were outside exactly or by numpy's norm
+    bound = np.full(X.shape[0], np.inf)
     if outside is None:
         still = np.zeros(X.shape[0], dtype=bool)
         unmoved = np.flatnonzero(~step)
-        still[unmoved] = _outside_either_way(X[unmoved], radius, norms[unmoved])
+        still[unmoved], bound[unmoved] = _outside_either_way(X[unmoved], radius, norms[unmoved])
     else:
         still = (outside | (norms > radius)) & ~step
+        if excess is not None:
+            bound[:] = excess
     moved = np.flatnonzero(step)
     if moved.size:
         rows = projected[moved]
-        still[moved] = _outside_either_way(rows, radius, np.linalg.norm(rows, axis=1))
+        still[moved], bound[moved] = _outside_either_way(rows, radius, np.linalg.norm(rows, axis=1))
     still, k = np.flatnonzero(still), 2
+    bound = bound[still]
     while still.size:  # each round shrinks by more than the last; a few rounds cover the rounding of a norm
         if k > 40:
             raise RuntimeError("project_onto_ball could not bring a row inside the ball (a bug: please report it).")
-        projected[still] *= 1.0 - 2.0 ** k * _U
-        rows = projected[still]
-        still, k = still[_outside_either_way(rows, radius, np.linalg.norm(rows, axis=1))], k + 1
+        rows = projected[still] * (1.0 - 2.0 ** k * _U)
+        projected[still] = rows
+        norms_k = np.linalg.norm(rows, axis=1)
+        over = norms_k > radius
+        # inside exactly, proven from the bound on the excess before this shrink (no exact test needed)
+        proven = (bound <= radius * radius * ((2.0 ** (k + 1) - 4.0) * _U)) if k <= 20 else np.zeros(still.size, bool)
+        test = np.flatnonzero(~over & ~proven)
+        outside_k, bound = over, np.full(still.size, np.inf)
+        if test.size:
+            outside_k[test], bound[test] = _exactly_outside(rows[test], radius, norms_k[test] ** 2, upper=True)
+        keep = np.flatnonzero(outside_k)
+        still, bound, k = still[keep], bound[keep], k + 1
     return projected
 
 
@@ -462,18 +499,19 @@ def _refuse(X, radius, dtype, to_project=False):
     r"""The refusal of :func:`refuse_rows_outside_ball`; returns ``(X as float64, computed norms, exactly outside)``.
     With ``to_project``, rows whose computed norm lies in :math:`(r, r(1 + 4\epsilon)]` are not decided exactly (they
     are neither refused nor kept as they are: :func:`check_rows_in_ball` projects them) and are marked ``False``; and
-    the last of the four returned, ``fast``, says whether the norms are ``numpy.linalg.norm``'s, finite and at least
-    :math:`2^{-400}` (else those of rows scaled by powers of two, and the projection takes its scaled path)."""
+    the last of the four returned, ``excess``, bounds each row's :math:`\sum_j x_j^2 - r^2` from above (infinite where
+    unknown), and is ``None`` unless the norms are ``numpy.linalg.norm``'s, finite and at least :math:`2^{-400}` (else
+    they are those of rows scaled by powers of two, and the projection takes its scaled path)."""
     radius = _positive_radius(radius)
     dtype = np.dtype(np.float64 if dtype is None else dtype)
     eps = float(np.finfo(dtype).eps) if np.issubdtype(dtype, np.floating) else float(np.finfo(np.float64).eps)
     X = np.asarray(X, dtype=np.float64)
     slack = radius * (1 + ROUNDING_ULPS * eps)
     norms = _moderate_norms(X) if _TINY <= radius <= 1.0 / _TINY and X.size else None
-    fast = norms is not None
-    if fast:  # finite rows (an infinite or NaN entry makes its norm so)
+    excess = None
+    if norms is not None:  # finite rows (an infinite or NaN entry makes its norm so)
         skip = ((norms > radius) & (norms <= slack)) if to_project else None
-        outside = _exactly_outside(X, radius, norms * norms, skip=skip)
+        outside, excess = _exactly_outside(X, radius, norms * norms, skip=skip, upper=True)
     else:
         if not np.all(np.isfinite(X)):  # NaN > radius is False: it would pass the test below
             raise ValueError(f"X holds NaN or infinite values; every record must be a finite vector of norm at most "
@@ -489,7 +527,7 @@ def _refuse(X, radius, dtype, to_project=False):
             f"rounding of the {dtype.name} input, up to {slack!r}, would be accepted). The privacy guarantee of "
             f"both algorithms assumes ||x_i|| <= 1 for every record (NIPS 2008, Section 2). {NORM_FIX}"
         )
-    return X, norms, outside, fast
+    return X, norms, outside, excess
 
 
 def refuse_rows_outside_ball(X, radius: float = 1.0, *, dtype=None):
@@ -521,13 +559,13 @@ def check_rows_in_ball(X, radius: float = 1.0, *, dtype=None):
     radius outside :math:`[2^{-400}, 2^{400}]` is refused as :func:`project_onto_ball` refuses it (rescale the data by
     a public constant instead).
     """
-    X, norms, outside, fast = _refuse(X, radius, dtype, to_project=True)
+    X, norms, outside, excess = _refuse(X, radius, dtype, to_project=True)
     move = outside | (norms > radius)  # the second for a user who checks with numpy
     if not move.any():
         return X
-    if fast and X.flags.c_contiguous:  # (numpy's norms of the rows as they are released: in row-major order)
+    if excess is not None and X.flags.c_contiguous:  # (numpy's norms of the released rows: in row-major order)
         # rows marked inside here have numpy norms above the radius: moved, or projected whatever their exact side
-        return _project(X, radius, norms, outside)
+        return _project(X, radius, norms, outside, excess)
     X = X.copy()
     X[move] = project_onto_ball(X[move], radius)
     return X

@@ -61,7 +61,8 @@ def test_the_fast_path_and_the_old_exact_path_decide_alike(d, monkeypatch):
     checked = check_rows_in_ball(X)
     projected = project_onto_ball(X)
     monkeypatch.setattr(ball, "_near_signs", lambda rows, radius: (np.zeros(len(rows), dtype=int),
-                                                                   np.zeros(len(rows), dtype=bool)))
+                                                                   np.zeros(len(rows), dtype=bool),
+                                                                   np.full(len(rows), np.inf)))
     np.testing.assert_array_equal(rows_outside_ball(X), fast)
     np.testing.assert_array_equal(check_rows_in_ball(X), checked)  # the released data: bit for bit the same
     np.testing.assert_array_equal(project_onto_ball(X), projected)
@@ -165,3 +166,26 @@ def test_numpy_norms_decide_only_where_they_can():
     released = check_rows_in_ball(X)
     np.testing.assert_array_equal(np.any(released != X, axis=1), exact_out | numpy_over)
     assert released.tobytes() == _scaled_path_check(X, 1.0).tobytes()
+
+
+def _excess_exactly(X, radius=1.0):
+    r2 = Fraction(float(radius)) ** 2
+    return [sum(Fraction(float(v)) ** 2 for v in row if v != 0.0) - r2 for row in X]
+
+
+@pytest.mark.parametrize("radius", [1.0, 0.7, 2.0 ** 100])
+def test_the_bound_on_the_excess_holds_and_the_shrinks_it_skips_land_inside(radius):
+    # the exact test's bound on sum x_j^2 - r^2 must hold (fractions); and the shrink loop, which skips the exact test
+    # where that bound proves a row inside after the shrink, must release only rows inside exactly -- on rows outside
+    # by 0 to 60 units of roundoff, entered as rows the radial step leaves to the shrinks
+    rng = np.random.default_rng(17)
+    X = Normalizer().fit_transform(rng.normal(size=(600, 40))) * radius
+    X *= 1.0 + 2.0 ** -53 * rng.integers(0, 30, size=(600, 1))
+    norms = np.linalg.norm(X, axis=1)
+    outside, excess = ball._exactly_outside(X, radius, norms * norms, upper=True)
+    exact = _excess_exactly(X, radius)
+    assert all(e <= Fraction(float(b)) for e, b in zip(exact, excess) if np.isfinite(b))
+    assert np.isfinite(excess).mean() > 0.99 and outside.mean() > 0.5
+    released = ball._project(X, radius, np.minimum(norms, radius), outside, excess)
+    assert not _outside_exactly(released, radius).any() and (np.linalg.norm(released, axis=1) <= radius).all()
+    np.testing.assert_array_equal(np.any(released != X, axis=1), outside)
