@@ -12,6 +12,14 @@ open only rows within about :math:`10^{-20}` (relative) of the sphere; those are
 transformations and, failing them, by exact fractions (``_exact_excess_sign``). Every decision is exact, so the
 released data are the same numbers as with the exact test alone.
 
+How rows are projected, fast (``_project``), with the same numbers as the reference path (``_project_scaled``: each
+row scaled by a power of two for its norm, shrunk by a few ulps at a time and decided exactly again after each shrink):
+the norm numpy computes for the refusal is the one the radial step needs (for rows of moderate entries the scaling
+commutes with every rounding, proved there), the re-checks decide exactly only rows numpy's norm says are inside, and a
+shrink is proved to land inside, with no exact test, when the exact test's own error bound (``_near_signs``) bounds
+the row's excess over :math:`r^2` by less than the shrink removes. On ``Normalizer`` rows (every row within a few ulps
+of the sphere) the exact test then runs once over the data and once over the few rows numpy's norm puts outside.
+
 (Over 400 lines: the exact test of the norms and its proofs belong beside the checks and the projection that use it.)
 """
 from __future__ import annotations
@@ -239,8 +247,10 @@ def _exactly_outside(X, radius, squares, skip=None, upper=False):
         near &= ~skip
     index = np.flatnonzero(near)
     if index.size:
-        rows = X if index.size == X.shape[0] else X[index]
-        sign, decided, excess = _near_signs(rows, radius)
+        if index.size >= 0.75 * X.shape[0]:  # cheaper to decide every row than to gather most of them
+            sign, decided, excess = (part[index] for part in _near_signs(X, radius))
+        else:
+            sign, decided, excess = _near_signs(X[index], radius)
         outside[index[decided]] = sign[decided] > 0
         if upper:
             bound[index] = excess
@@ -381,9 +391,11 @@ _MODERATE = 250
 
 
 def _project(X, radius, norms, outside, excess=None):
-    r""":func:`project_onto_ball` of the finite rows ``X`` (float64), as a new array,
-    for a radius in :math:`[2^{-400}, 2^{400}]`, given ``norms``, their ``numpy.linalg.norm``, and ``outside``, whether
-    each lies outside the ball exactly (``None``: not known; ``False`` is allowed for a row whose numpy norm is above ``radius``, projected either way) -- the same numbers as ``_project_scaled``, bit for bit.
+    r""":func:`project_onto_ball` of the finite rows ``X`` (float64), as a new array, for a radius in :math:`[2^{-400},
+    2^{400}]`, given ``norms``, their ``numpy.linalg.norm``, ``outside``, whether each lies outside the ball exactly
+    (``None``: not known; ``False`` is allowed for a row whose numpy norm is above ``radius``, projected either way),
+    and ``excess``, bounds on :math:`\sum_j x_j^2 - r^2` (``None`` or infinite: not known) -- the same numbers as
+    ``_project_scaled``, bit for bit.
 
     The radial step: ``_project_scaled`` scales a row by :math:`2^{-e}` (:math:`2^{e-1} \le \max_j |x_j| < 2^e`),
     computes the norm :math:`\hat n_s` of the scaled row, and where :math:`\hat n_s > r 2^{-e}` multiplies the scaled
@@ -396,13 +408,13 @@ def _project(X, radius, norms, outside, excess=None):
     2^{-e}`, the comparison is :math:`\hat n > r`, and :math:`\mathrm{fl}(r/\hat n_s) = \mathrm{fl}(r/\hat n)
     2^{e}`. The product :math:`\mathrm{fl}((x_j 2^{-e})(q 2^e))` rounds the same real number as
     :math:`\mathrm{fl}(x_j q)`. So for such rows the step is ``x * fl(r / n)`` with ``n`` the unscaled norm, which
-    the caller has computed already; one product of every row with its factor (1, exact, for rows that stay) also makes
-    the copy. Other rows take ``_project_scaled``'s step. The test of the entries: the count of entries below
-    :math:`2^{-250}` in magnitude equals the count of zeros, and every norm is at most :math:`2^{249}` (a norm is at
-    least the largest entry, rounded: within a factor :math:`1 + \gamma_{d+1}`). The shrinks that follow are
-    ``_project_scaled``'s, with the same decisions (:func:`rows_outside_ball` is exact, and ``numpy.linalg.norm`` is
-    taken of the same rows): only the test is cheaper, exact only where numpy's norm says inside, skipped for rows the
-    step did not move and that were outside exactly before, and skipped where a bound proves the shrunk row inside.
+    the caller has computed already. Other rows take ``_project_scaled``'s step. The test of the entries of the rows to
+    move: the count of entries below :math:`2^{-250}` in magnitude equals the count of zeros, and every norm is at most
+    :math:`2^{249}` (a norm is at least the largest entry, rounded: within a factor :math:`1 + \gamma_{d+1}`). The
+    shrinks that follow are ``_project_scaled``'s, with the same decisions (:func:`rows_outside_ball` is exact, and
+    ``numpy.linalg.norm`` is taken of the same rows): only the test is cheaper, exact only where numpy's norm says
+    inside, skipped for rows the step did not move and that were outside exactly before, and skipped where a bound
+    proves the shrunk row inside.
 
     That bound: the exact test gives :math:`B \ge E = \sum_j x_j^2 - r^2` (``_near_signs``) for the row before a
     shrink by :math:`c = 1 - 2^k u` (exact). Each entry of :math:`y = \mathrm{fl}(c x)` has :math:`|y_j| \le c|x_j|(1 +
@@ -416,17 +428,17 @@ def _project(X, radius, norms, outside, excess=None):
     few :math:`u`."""
     X = np.asarray(X, dtype=np.float64)
     step = norms > radius  # ||x|| > r as numpy computes it: the rows the radial step moves
-    if norms.size and float(norms.max()) <= 2.0 ** (_MODERATE - 1) and (
-            np.count_nonzero(np.abs(X) < 2.0 ** -_MODERATE) == np.count_nonzero(X == 0.0)):
+    stepped = np.flatnonzero(step)
+    rows = X[stepped]
+    if stepped.size and float(norms[stepped].max()) <= 2.0 ** (_MODERATE - 1) and (
+            np.count_nonzero(np.abs(rows) < 2.0 ** -_MODERATE) == np.count_nonzero(rows == 0.0)):
         odd_rows = np.zeros(0, dtype=np.intp)
     else:
-        size = np.abs(X)
-        odd_rows = np.flatnonzero(np.any((size > 2.0 ** _MODERATE) | ((size < 2.0 ** -_MODERATE) & (X != 0.0)),
-                                         axis=1))
-    factor = np.ones(X.shape[0])
-    factor[step] = radius / norms[step]
-    factor[odd_rows] = 1.0
-    projected = X * factor[:, None]  # the copy, and the step of the moderate rows (times 1: exact)
+        size = np.abs(rows)
+        odd = np.any((size > 2.0 ** _MODERATE) | ((size < 2.0 ** -_MODERATE) & (rows != 0.0)), axis=1)
+        odd_rows, stepped, rows = stepped[odd], stepped[~odd], rows[~odd]
+    projected = np.array(X, order="C")
+    projected[stepped] = rows * (radius / norms[stepped])[:, None]  # the step of the moderate rows
     if odd_rows.size:  # the scaled step, as _project_scaled takes it
         rows = X[odd_rows]
         exponent = np.frexp(np.max(np.abs(rows), axis=1))[1]
