@@ -225,11 +225,16 @@ def _near_signs(rows, radius):
 CHUNK_ROWS = 1 << 15
 
 
+def _squares(X):
+    """Each row's sum of squares in float64 (an overflow gives infinity: that row is outside)."""
+    with np.errstate(over="ignore", under="ignore"):
+        return np.einsum("ij,ij->i", X, X)
+
+
 def _exactly_outside(X, radius, squares, skip=None, upper=False):
     r""":func:`rows_outside_ball` for finite rows and a radius in :math:`[2^{-400}, 2^{400}]`, given ``squares``: each
-    row's sum of squares computed in float64, in any order, or ``fl(n * n)`` of a norm ``n`` computed so
-    (``numpy.linalg.norm``: a relative error :math:`(1 + \gamma_d)(1 + u)^3 - 1 \le \gamma_{d+3}` at most, inside the
-    screen's slack). Rows where ``skip`` is true and the screen does not decide are left ``False``: the caller does
+    row's sum of squares computed in float64, in any order (``_squares``; not taken from ``numpy.linalg.norm``, so that
+    no decision rests on how numpy computes a norm). Rows where ``skip`` is true and the screen does not decide are left ``False``: the caller does
     not need them.
 
     The screen: the computed sum :math:`s` is within :math:`\gamma_d S` of the true one :math:`S` (Higham, *Accuracy
@@ -296,9 +301,7 @@ def rows_outside_ball(X, radius: float = 1.0):
         outside = largest > radius
         near = ~outside & ~(largest <= radius / np.sqrt(X.shape[1]) * (1.0 - 2.0 ** -40))
     else:
-        with np.errstate(over="ignore"):
-            squares = np.einsum("ij,ij->i", X, X)
-        return _exactly_outside(X, radius, squares)
+        return _exactly_outside(X, radius, _squares(X))
     index = np.flatnonzero(near)
     for start in range(0, index.size, CHUNK_ROWS):
         chunk = index[start:start + CHUNK_ROWS]
@@ -381,7 +384,7 @@ def _outside_either_way(rows, radius, norms):
     for finite rows and a radius in :math:`[2^{-400}, 2^{400}]`: the exact test only where numpy's norm does not decide
     already. Returns ``(outside, upper)``, ``upper`` as ``_exactly_outside`` gives it."""
     over = norms > radius
-    outside, upper = _exactly_outside(rows, radius, norms * norms, skip=over, upper=True)
+    outside, upper = _exactly_outside(rows, radius, _squares(rows), skip=over, upper=True)
     return outside | over, upper
 
 
@@ -476,7 +479,8 @@ def _project(X, radius, norms, outside, excess=None):
         test = np.flatnonzero(~over & ~proven)
         outside_k, bound = over, np.full(still.size, np.inf)
         if test.size:
-            outside_k[test], bound[test] = _exactly_outside(rows[test], radius, norms_k[test] ** 2, upper=True)
+            test_rows = rows[test]
+            outside_k[test], bound[test] = _exactly_outside(test_rows, radius, _squares(test_rows), upper=True)
         keep = np.flatnonzero(outside_k)
         still, bound, k = still[keep], bound[keep], k + 1
     return projected
@@ -523,7 +527,7 @@ def _refuse(X, radius, dtype, to_project=False):
     excess = None
     if norms is not None:  # finite rows (an infinite or NaN entry makes its norm so)
         skip = ((norms > radius) & (norms <= slack)) if to_project else None
-        outside, excess = _exactly_outside(X, radius, norms * norms, skip=skip, upper=True)
+        outside, excess = _exactly_outside(X, radius, _squares(X), skip=skip, upper=True)
     else:
         if not np.all(np.isfinite(X)):  # NaN > radius is False: it would pass the test below
             raise ValueError(f"X holds NaN or infinite values; every record must be a finite vector of norm at most "
