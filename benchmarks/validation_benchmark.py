@@ -1,17 +1,19 @@
-"""What the unit-ball check costs in a fit (issue 37 §4): the exact test of the records' norms, before and after.
+"""What validation costs in a fit (issue 37 §4): the unit-ball check and the rest of an estimator's input check, before
+and after the fast projection, beside scikit-learn's ``LogisticRegression`` on the same data.
 
 Data: 20,000 x 50 Gaussian rows scaled to norm 1 by scikit-learn's ``Normalizer`` (every row within a few ulps of the
 sphere, about half of them outside it exactly), the same rows times 0.999 (every row well inside), and Adult-like
 one-hot rows (8 categorical features of 3-20 levels, each row scaled by 1/sqrt(8): on the sphere in the reals, near it
-in float64). Per data set and estimator (``StandardLR``, ``ObjectivePerturbation(epsilon=1)``), in one run: the fit
-time, the time of ``dplr.ball.check_rows_in_ball`` on the same X, their ratio, and scikit-learn's
-``LogisticRegression`` on the same data; and the same with the old exact path -- the vectorised compensated test
-``_near_signs`` switched off, so that every row near the sphere goes to the error-free-transformation test
-``_exact_excess_sign`` as before (the old estimators also checked the rows twice when ``norm_bound == 1``; the "old" fit
-here checks once, so it understates the old cost). Best of ``--repeats`` runs each; the released data are compared
-bit for bit between the two paths.
+in float64). Per data set, in one run: scikit-learn's ``LogisticRegression(fit_intercept=False)``; per estimator
+(``StandardLR``, ``ObjectivePerturbation(epsilon=1)``) its fit, its whole input check (``_validate_training_data``:
+scikit-learn's ``validate_data``, finiteness, labels, ``dplr.ball.check_rows_in_ball``) and the ratio of the two; the
+ball's check alone; and all of it again with the old check -- the one before the fast projection, kept in
+``dplr.ball`` as the tests' reference: numpy's norms with their scaled fallback, the exact test, and every row to move
+projected by the scaled path with a full exact re-check after each shrink (``_project_scaled``). Best of
+``--repeats`` runs each (the machine is shared: the best is the least disturbed); the released data are compared bit
+for bit between the two checks.
 
-    .venv/bin/python benchmarks/validation_benchmark.py [--repeats 5]
+    .venv/bin/python benchmarks/validation_benchmark.py [--repeats 15]
 """
 import argparse
 import time
@@ -21,6 +23,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import Normalizer
 
 import dplr.ball as ball
+import dplr.estimators as estimators
 from dplr import ObjectivePerturbation, StandardLR
 
 N, D = 20_000, 50
@@ -50,36 +53,48 @@ def datasets():
             "Adult-like one-hot / sqrt(8)": (onehot, y_onehot)}
 
 
-def undecided(rows, radius):  # the old path: the compensated test decides nothing
-    n = rows.shape[0]
-    return np.zeros(n, dtype=int), np.zeros(n, dtype=bool)
+def old_check(X, radius=1.0, *, dtype=None):
+    """check_rows_in_ball before the fast projection (its refusal is the same and never fires on these data)."""
+    X = np.asarray(X, dtype=np.float64)
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X holds NaN or infinite values.")
+    move = ball.rows_outside_ball(X, radius) | (ball._row_norms(X) > radius)
+    if not move.any():
+        return X
+    X = X.copy()
+    X[move] = ball._project_scaled(np.array(X[move], order="C"), radius)
+    return X
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=15)
     repeats = parser.parse_args().repeats
-    fast = ball._near_signs
-    estimators = {"StandardLR": lambda: StandardLR(),
-                  "ObjectivePerturbation(epsilon=1)": lambda: ObjectivePerturbation(epsilon=1.0, random_state=0)}
+    fast = estimators.check_rows_in_ball
+    makers = {"StandardLR": lambda: StandardLR(),
+              "ObjectivePerturbation(epsilon=1)": lambda: ObjectivePerturbation(epsilon=1.0, random_state=0)}
     for name, (X, y) in datasets().items():
         outside = ball.rows_outside_ball(X)
         print(f"{name}: {X.shape[0]} x {X.shape[1]}, {outside.sum()} rows outside the ball exactly")
         sklearn = best(lambda: LogisticRegression(fit_intercept=False).fit(X, y), repeats)
+        print(f"  scikit-learn LogisticRegression fit {sklearn * 1e3:7.1f} ms")
         released = {}
-        for path in ("new", "old"):
-            ball._near_signs = fast if path == "new" else undecided
+        for path, check in (("new", fast), ("old", old_check)):
+            estimators.check_rows_in_ball = check
             try:
-                check = best(lambda: ball.check_rows_in_ball(X, dtype=X.dtype), repeats)
-                released[path] = ball.check_rows_in_ball(X, dtype=X.dtype)
-                for label, make in estimators.items():
+                ball_time = best(lambda: check(X, dtype=X.dtype), repeats)
+                released[path] = check(X, dtype=X.dtype)
+                for label, make in makers.items():
                     fit = best(lambda: make().fit(X, y), repeats)
-                    print(f"  {path}  {label:34s} fit {fit * 1e3:8.1f} ms  validation {check * 1e3:7.1f} ms  "
-                          f"ratio {check / fit:5.1%}   sklearn LogisticRegression {sklearn * 1e3:7.1f} ms")
+                    validation = best(lambda: make()._validate_training_data(X, y), repeats)
+                    print(f"  {path}  {label:34s} fit {fit * 1e3:7.1f} ms  validation {validation * 1e3:6.2f} ms "
+                          f"(ball {ball_time * 1e3:6.2f} ms)  validation/fit {validation / fit:6.1%}  "
+                          f"fit/sklearn {fit / sklearn:5.2f}")
             finally:
-                ball._near_signs = fast
-        same = np.array_equal(released["new"], released["old"]) and not ball.rows_outside_ball(released["new"]).any()
-        print(f"  released data bit-identical between the paths and inside exactly: {same}")
+                estimators.check_rows_in_ball = fast
+        same = (released["new"].tobytes() == released["old"].tobytes()
+                and not ball.rows_outside_ball(released["new"]).any())
+        print(f"  released data bit-identical between the checks and inside exactly: {same}")
 
 
 if __name__ == "__main__":

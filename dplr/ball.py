@@ -12,6 +12,14 @@ open only rows within about :math:`10^{-20}` (relative) of the sphere; those are
 transformations and, failing them, by exact fractions (``_exact_excess_sign``). Every decision is exact, so the
 released data are the same numbers as with the exact test alone.
 
+How rows are projected, fast (``_project``), with the same numbers as the reference path (``_project_scaled``: each
+row scaled by a power of two for its norm, shrunk by a few ulps at a time and decided exactly again after each shrink):
+the norm numpy computes for the refusal is the one the radial step needs (for rows of moderate entries the scaling
+commutes with every rounding, proved there), the re-checks decide exactly only rows numpy's norm says are inside, and a
+shrink is proved to land inside, with no exact test, when the exact test's own error bound (``_near_signs``) bounds
+the row's excess over :math:`r^2` by less than the shrink removes. On ``Normalizer`` rows (every row within a few ulps
+of the sphere) the exact test then runs once over the data and once over the few rows numpy's norm puts outside.
+
 (Over 400 lines: the exact test of the norms and its proofs belong beside the checks and the projection that use it.)
 """
 from __future__ import annotations
@@ -150,8 +158,9 @@ def _exact_excess_sign(rows, radius):
 
 
 def _near_signs(rows, radius):
-    r"""For rows of norm near ``radius`` (in :math:`[2^{-400}, 2^{400}]`): ``(sign, decided)``, the sign of
-    :math:`E = \sum_j x_j^2 - r^2` for the entries as real numbers where ``decided``, vectorised.
+    r"""For rows of norm near ``radius`` (in :math:`[2^{-400}, 2^{400}]`): ``(sign, decided, upper)``, the sign of
+    :math:`E = \sum_j x_j^2 - r^2` for the entries as real numbers where ``decided``, vectorised, and a bound
+    ``upper`` :math:`\ge E` (infinite where not decided).
 
     Let :math:`r < 2^e \le 2r` and :math:`g = 2^{e-26}`. Each entry is split as :math:`x = h + l`, :math:`h` the
     multiple of :math:`g` nearest :math:`x` (:math:`h = \mathrm{fl}(\mathrm{fl}(x + K) - K)`, :math:`K = 1.5 \cdot
@@ -170,12 +179,18 @@ def _near_signs(rows, radius):
     result larger in magnitude than twice that bound has the sign of :math:`E` (the factor two covers
     :math:`1 + \delta` and the rounding of the bound itself; :math:`(d + 3)u < 10^{-3}` is required). The rows left
     open are within about :math:`\gamma_{d+3}\sqrt d\,g` of the sphere (:math:`10^{-20}` relative for :math:`d = 50`),
-    or exactly on it: of these, a row with every :math:`l = 0` (and :math:`r_l = 0`) has :math:`E = D` exactly."""
+    or exactly on it: of these, a row with every :math:`l = 0` (and :math:`r_l = 0`) has :math:`E = D` exactly.
+
+    The bound: with :math:`\hat E` the result and :math:`b` the computed bound (at least :math:`|\theta|`, by its
+    factor two), :math:`E = \hat E/(1 + \delta) - \theta \le \hat E + 2u|\hat E| + b`; ``upper`` is
+    :math:`\mathrm{fl}(\hat E + 8u|\hat E| + 2b)`, whose rounding (at most :math:`2u` of its size) the doubled terms
+    cover."""
     n, d = rows.shape
     sign = np.zeros(n, dtype=int)
     decided = np.zeros(n, dtype=bool)
+    upper = np.full(n, np.inf)
     if n == 0 or (d + 3) * _U >= 1e-3:
-        return sign, decided
+        return sign, decided, upper
     e = math.frexp(radius)[1]
     shift = 1.5 * math.ldexp(1.0, e + 26)
     grid = math.ldexp(1.0, e - 26)
@@ -203,11 +218,53 @@ def _near_signs(rows, radius):
                 ok[open_[~np.any(lo[open_] != 0.0, axis=1)]] = True
             decided[part] = ok
             sign[part] = np.where(ok, np.sign(result), 0).astype(int)
-    return sign, decided
+            upper[part] = np.where(ok, result + (8.0 * _U * np.abs(result) + 2.0 * bound), np.inf)
+    return sign, decided, upper
 
 
 #: :func:`rows_outside_ball` decides this many rows at a time (its work arrays are a few times a chunk's size).
 CHUNK_ROWS = 1 << 15
+
+
+def _squares(X):
+    """Each row's sum of squares in float64 (an overflow gives infinity: that row is outside)."""
+    with np.errstate(over="ignore", under="ignore"):
+        return np.einsum("ij,ij->i", X, X)
+
+
+def _exactly_outside(X, radius, squares, skip=None, upper=False):
+    r""":func:`rows_outside_ball` for finite rows and a radius in :math:`[2^{-400}, 2^{400}]`, given ``squares``: each
+    row's sum of squares computed in float64, in any order (``_squares``; not taken from ``numpy.linalg.norm``, so that
+    no decision rests on how numpy computes a norm). Rows where ``skip`` is true and the screen does not decide are left ``False``: the caller does
+    not need them.
+
+    The screen: the computed sum :math:`s` is within :math:`\gamma_d S` of the true one :math:`S` (Higham, *Accuracy
+    and Stability of Numerical Algorithms*, 2002, Section 3.1, any order). A square that underflows errs by at most
+    :math:`2^{-1075}`: far below the slack of :math:`(d + 1) u r^2` when :math:`r \ge 2^{-400}`, so the screen holds
+    for such rows too, both ways: :math:`s > r^2 (1 + 2\gamma_{d+2})` means a true sum above :math:`r^2`, and a square
+    that overflows (an entry above :math:`2^{511} > r`) makes a row outside. The rows between are decided by
+    ``_near_signs``, exactly, and the few it leaves open by ``_exact_excess_sign``. With ``upper``, returns
+    ``(outside, bound)``: ``bound`` :math:`\ge \sum_j x_j^2 - r^2` where ``_near_signs`` decided, infinite elsewhere."""
+    slack = 2.0 * _gamma(X.shape[1] + 2)
+    bound = np.full(X.shape[0], np.inf) if upper else None
+    outside = squares > radius * radius * (1.0 + slack)
+    near = ~outside & ~(squares <= radius * radius * (1.0 - slack))
+    if skip is not None:
+        near &= ~skip
+    index = np.flatnonzero(near)
+    if index.size:
+        if index.size >= 0.75 * X.shape[0]:  # cheaper to decide every row than to gather most of them
+            sign, decided, excess = (part[index] for part in _near_signs(X, radius))
+        else:
+            sign, decided, excess = _near_signs(X[index], radius)
+        outside[index[decided]] = sign[decided] > 0
+        if upper:
+            bound[index] = excess
+        index = index[~decided]
+    for start in range(0, index.size, CHUNK_ROWS):
+        chunk = index[start:start + CHUNK_ROWS]
+        outside[chunk] = _exact_excess_sign(X[chunk], radius) > 0
+    return (outside, bound) if upper else outside
 
 
 def rows_outside_ball(X, radius: float = 1.0):
@@ -245,20 +302,7 @@ def rows_outside_ball(X, radius: float = 1.0):
         outside = largest > radius
         near = ~outside & ~(largest <= radius / np.sqrt(X.shape[1]) * (1.0 - 2.0 ** -40))
     else:
-        # a square that underflows errs by at most 2**-1075: far below the screen's slack of (d + 1) u r**2 when
-        # r >= 2**-400, so the screen holds for such rows too, both ways: a computed s > r**2 (1 + 2 gamma) has a true
-        # sum above r**2, and a square that overflows (an entry above 2**511 > r) makes a row outside. The rows between
-        # are decided by _near_signs, exactly, and the few it leaves open by _exact_excess_sign.
-        with np.errstate(over="ignore"):
-            squares = np.einsum("ij,ij->i", X, X)
-        slack = 2.0 * _gamma(X.shape[1] + 2)
-        outside = squares > radius * radius * (1.0 + slack)
-        near = ~outside & ~(squares <= radius * radius * (1.0 - slack))
-        index = np.flatnonzero(near)
-        rows = X if index.size == X.shape[0] else X[index]
-        sign, decided = _near_signs(rows, radius)
-        outside[index[decided]] = sign[decided] > 0
-        near[index[decided]] = False
+        return _exactly_outside(X, radius, _squares(X))
     index = np.flatnonzero(near)
     for start in range(0, index.size, CHUNK_ROWS):
         chunk = index[start:start + CHUNK_ROWS]
@@ -306,15 +350,152 @@ def project_onto_ball(X, radius: float = 1.0):
     """
     radius = _check_radius(radius)
     X = np.array(X, dtype=np.float64, order="C")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X holds NaN or infinite values, which no projection onto the ball can bound. Fix: remove "
-                         "or impute them first.")
     if X.size == 0:
+        if not np.all(np.isfinite(X)):
+            raise ValueError(_PROJECT_NOT_FINITE)
         return X
+    norms = _moderate_norms(X)
+    if norms is None:
+        if not np.all(np.isfinite(X)):
+            raise ValueError(_PROJECT_NOT_FINITE)
+        return _project_scaled(X, radius)
+    return _project(X, radius, norms, None)
+
+
+_PROJECT_NOT_FINITE = ("X holds NaN or infinite values, which no projection onto the ball can bound. Fix: remove or "
+                       "impute them first.")
+
+
+def _moderate_norms(X):
+    """``numpy.linalg.norm(X, axis=1)`` if every norm is finite and either at least :math:`2^{-400}` or of a row of
+    zeros (then every entry is finite too: an infinite or NaN entry makes its norm so); else ``None``: the callers
+    then take the paths that scale rows by powers of two, which cover every finite row."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        norms = np.linalg.norm(X, axis=1)
+    if not np.all(np.isfinite(norms)):
+        return None
+    small = np.flatnonzero(norms < _TINY)
+    if small.size and np.any(X[small] != 0.0):
+        return None
+    return norms
+
+
+def _outside_either_way(rows, radius, norms):
+    """Rows outside exactly (:func:`rows_outside_ball`) or by ``numpy.linalg.norm`` (``norms``, those rows' norms),
+    for finite rows and a radius in :math:`[2^{-400}, 2^{400}]`: the exact test only where numpy's norm does not decide
+    already. Returns ``(outside, upper)``, ``upper`` as ``_exactly_outside`` gives it."""
+    over = norms > radius
+    outside, upper = _exactly_outside(rows, radius, _squares(rows), skip=over, upper=True)
+    return outside | over, upper
+
+
+#: Entries of a row to project whose magnitudes (the non-zero ones) all lie in ``[2**-_MODERATE, 2**_MODERATE]``: the
+#: radial step needs no scaling by a power of two (``_project``).
+_MODERATE = 250
+
+
+def _project(X, radius, norms, outside, excess=None):
+    r""":func:`project_onto_ball` of the finite rows ``X`` (float64), as a new array, for a radius in :math:`[2^{-400},
+    2^{400}]`, given ``norms``, their ``numpy.linalg.norm``, ``outside``, whether each lies outside the ball exactly
+    (``None``: not known; ``False`` is allowed for a row whose numpy norm is above ``radius``, projected either way),
+    and ``excess``, bounds on :math:`\sum_j x_j^2 - r^2` (``None`` or infinite: not known) -- the same numbers as
+    ``_project_scaled``, bit for bit.
+
+    The radial step: ``_project_scaled`` scales a row by :math:`2^{-e}` (:math:`2^{e-1} \le \max_j |x_j| < 2^e`),
+    computes the norm :math:`\hat n_s` of the scaled row, and where :math:`\hat n_s > r 2^{-e}` multiplies the scaled
+    row by :math:`\mathrm{fl}(r / \hat n_s)`. When every non-zero entry has :math:`2^{-250} \le |x_j| \le 2^{250}`
+    (so :math:`|e| \le 251`), every number in that computation is a normal float64 both scaled and unscaled: the
+    scaled entries (at least :math:`2^{-501}`) and the squares of both (at least :math:`2^{-1002}`, at most
+    :math:`2^{502} d`), their partial sums, the norms, :math:`r 2^{-e}` and both quotients (:math:`r \in [2^{-400},
+    2^{400}]`). Scaling a normal float64 by a power of two that keeps it normal commutes with rounding, so every
+    scaled square, partial sum and root is the unscaled one times the power of two: :math:`\hat n_s = \hat n
+    2^{-e}`, the comparison is :math:`\hat n > r`, and :math:`\mathrm{fl}(r/\hat n_s) = \mathrm{fl}(r/\hat n)
+    2^{e}`. The product :math:`\mathrm{fl}((x_j 2^{-e})(q 2^e))` rounds the same real number as
+    :math:`\mathrm{fl}(x_j q)`. So for such rows the step is ``x * fl(r / n)`` with ``n`` the unscaled norm, which
+    the caller has computed already. Other rows take ``_project_scaled``'s step. The test of the entries of the rows to
+    move: the count of entries below :math:`2^{-250}` in magnitude equals the count of zeros, and every norm is at most
+    :math:`2^{249}` (a norm is at least the largest entry, rounded: within a factor :math:`1 + \gamma_{d+1}`). The
+    shrinks that follow are ``_project_scaled``'s, with the same decisions (:func:`rows_outside_ball` is exact, and
+    ``numpy.linalg.norm`` is taken of the same rows): only the test is cheaper, exact only where numpy's norm says
+    inside, skipped for rows the step did not move and that were outside exactly before, and skipped where a bound
+    proves the shrunk row inside.
+
+    That bound: the exact test gives :math:`B \ge E = \sum_j x_j^2 - r^2` (``_near_signs``) for the row before a
+    shrink by :math:`c = 1 - 2^k u` (exact). Each entry of :math:`y = \mathrm{fl}(c x)` has :math:`|y_j| \le c|x_j|(1 +
+    u)` (a result below :math:`2^{-1022}` adds at most :math:`2^{-2044}` to :math:`\lVert y\rVert^2` instead, far
+    below the margin :math:`u r^2/2 \ge 2^{-854}` left below), and :math:`c(1 + u) \le 1 - (2^k - 1)u`, so
+    :math:`\lVert y\rVert^2 \le (1 - (2^k - 1)u)^2 (r^2 + E)`. If :math:`E \le (2^{k+1} - 3) u r^2` this is at most
+    :math:`r^2 (1 - u + 2^{2k} u^2) < r^2 (1 - u/2)` for :math:`k \le 20`: inside exactly. The test applied is
+    :math:`\mathrm{fl}(B) \le \mathrm{fl}(r^2 (2^{k+1} - 4) u)`, whose right side (two roundings) stays below
+    :math:`(2^{k+1} - 3) u r^2`. Numpy's norm of the shrunk row is computed and compared as before. After one
+    shrink (:math:`k = 2`) this proves inside every ``Normalizer`` row outside exactly: their :math:`E` is at most a
+    few :math:`u`."""
+    X = np.asarray(X, dtype=np.float64)
+    step = norms > radius  # ||x|| > r as numpy computes it: the rows the radial step moves
+    stepped = np.flatnonzero(step)
+    rows = X[stepped]
+    if stepped.size and float(norms[stepped].max()) <= 2.0 ** (_MODERATE - 1) and (
+            np.count_nonzero(np.abs(rows) < 2.0 ** -_MODERATE) == np.count_nonzero(rows == 0.0)):
+        odd_rows = np.zeros(0, dtype=np.intp)
+    else:
+        size = np.abs(rows)
+        odd = np.any((size > 2.0 ** _MODERATE) | ((size < 2.0 ** -_MODERATE) & (rows != 0.0)), axis=1)
+        odd_rows, stepped, rows = stepped[odd], stepped[~odd], rows[~odd]
+    projected = np.array(X, order="C")
+    projected[stepped] = rows * (radius / norms[stepped])[:, None]  # the step of the moderate rows
+    if odd_rows.size:  # the scaled step, as _project_scaled takes it
+        rows = X[odd_rows]
+        exponent = np.frexp(np.max(np.abs(rows), axis=1))[1]
+        scaled = np.ldexp(rows, -exponent[:, None])
+        scaled_norms = np.linalg.norm(scaled, axis=1)
+        go = scaled_norms > np.ldexp(radius, -exponent)
+        rows[go] = scaled[go] * (radius / scaled_norms[go])[:, None]
+        projected[odd_rows] = rows
+        step[odd_rows] = go
+    # rows the step left as they were: outside either way still where they were outside exactly or by numpy's norm
+    bound = np.full(X.shape[0], np.inf)
+    if outside is None:
+        still = np.zeros(X.shape[0], dtype=bool)
+        unmoved = np.flatnonzero(~step)
+        still[unmoved], bound[unmoved] = _outside_either_way(X[unmoved], radius, norms[unmoved])
+    else:
+        still = (outside | (norms > radius)) & ~step
+        if excess is not None:
+            bound[:] = excess
+    moved = np.flatnonzero(step)
+    if moved.size:
+        rows = projected[moved]
+        still[moved], bound[moved] = _outside_either_way(rows, radius, np.linalg.norm(rows, axis=1))
+    still, k = np.flatnonzero(still), 2
+    bound = bound[still]
+    while still.size:  # each round shrinks by more than the last; a few rounds cover the rounding of a norm
+        if k > 40:
+            raise RuntimeError("project_onto_ball could not bring a row inside the ball (a bug: please report it).")
+        rows = projected[still] * (1.0 - 2.0 ** k * _U)
+        projected[still] = rows
+        norms_k = np.linalg.norm(rows, axis=1)
+        over = norms_k > radius
+        # inside exactly, proven from the bound on the excess before this shrink (no exact test needed)
+        proven = (bound <= radius * radius * ((2.0 ** (k + 1) - 4.0) * _U)) if k <= 20 else np.zeros(still.size, bool)
+        test = np.flatnonzero(~over & ~proven)
+        outside_k, bound = over, np.full(still.size, np.inf)
+        if test.size:
+            test_rows = rows[test]
+            outside_k[test], bound[test] = _exactly_outside(test_rows, radius, _squares(test_rows), upper=True)
+        keep = np.flatnonzero(outside_k)
+        still, bound, k = still[keep], bound[keep], k + 1
+    return projected
+
+
+def _project_scaled(X, radius):
+    """The projection of :func:`project_onto_ball` for finite rows ``X`` (a C-ordered float64 array, changed in place)
+    of any magnitude: each row scaled by a power of two for its norm, re-checked after every shrink. The reference
+    that ``_project`` computes faster, and the path of rows whose norms over- or underflow."""
     exponent = np.frexp(np.max(np.abs(X), axis=1))[1]  # the largest entry is f 2**exponent, 1/2 <= f < 1
     scaled = np.ldexp(X, -exponent[:, None])  # exact: entries below 1, norms at most sqrt(d)
     norms = np.linalg.norm(scaled, axis=1)
-    outside = norms > np.ldexp(radius, -exponent)  # ||x|| > r, as the unscaled norm would say where it is finite
+    with np.errstate(over="ignore"):  # r 2**-e is infinite only for rows of subnormal entries: not outside then
+        outside = norms > np.ldexp(radius, -exponent)  # ||x|| > r, as the unscaled norm would say where it is finite
     # x r/||x|| as the scaled row times r/||x 2**-e||: the same numbers as the unscaled product where no entry under- or
     # overflows either way, and right where the unscaled one would overflow
     X[outside] = scaled[outside] * (radius / norms[outside])[:, None]
@@ -331,18 +512,29 @@ def project_onto_ball(X, radius: float = 1.0):
     return X
 
 
-def _refuse(X, radius, dtype):
-    """The refusal of :func:`refuse_rows_outside_ball`; returns ``(X as float64, computed norms, exactly outside)``."""
+def _refuse(X, radius, dtype, to_project=False):
+    r"""The refusal of :func:`refuse_rows_outside_ball`; returns ``(X as float64, computed norms, exactly outside)``.
+    With ``to_project``, rows whose computed norm lies in :math:`(r, r(1 + 4\epsilon)]` are not decided exactly (they
+    are neither refused nor kept as they are: :func:`check_rows_in_ball` projects them) and are marked ``False``; and
+    the last of the four returned, ``excess``, bounds each row's :math:`\sum_j x_j^2 - r^2` from above (infinite where
+    unknown), and is ``None`` unless the norms are ``numpy.linalg.norm``'s, finite and at least :math:`2^{-400}` (else
+    they are those of rows scaled by powers of two, and the projection takes its scaled path)."""
     radius = _positive_radius(radius)
     dtype = np.dtype(np.float64 if dtype is None else dtype)
     eps = float(np.finfo(dtype).eps) if np.issubdtype(dtype, np.floating) else float(np.finfo(np.float64).eps)
     X = np.asarray(X, dtype=np.float64)
-    if not np.all(np.isfinite(X)):  # NaN > radius is False: it would pass the test below
-        raise ValueError(f"X holds NaN or infinite values; every record must be a finite vector of norm at most "
-                         f"{radius!r}. Fix: remove or impute them before fitting.")
-    norms = _row_norms(X)
     slack = radius * (1 + ROUNDING_ULPS * eps)
-    outside = rows_outside_ball(X, radius)
+    norms = _moderate_norms(X) if _TINY <= radius <= 1.0 / _TINY and X.size else None
+    excess = None
+    if norms is not None:  # finite rows (an infinite or NaN entry makes its norm so)
+        skip = ((norms > radius) & (norms <= slack)) if to_project else None
+        outside, excess = _exactly_outside(X, radius, _squares(X), skip=skip, upper=True)
+    else:
+        if not np.all(np.isfinite(X)):  # NaN > radius is False: it would pass the test below
+            raise ValueError(f"X holds NaN or infinite values; every record must be a finite vector of norm at most "
+                             f"{radius!r}. Fix: remove or impute them before fitting.")
+        norms = _row_norms(X)
+        outside = rows_outside_ball(X, radius)
     too_long = np.flatnonzero((norms > slack) & outside)  # a computed norm can also be above the true one
     if too_long.size:
         largest = float(norms[too_long].max())
@@ -352,7 +544,7 @@ def _refuse(X, radius, dtype):
             f"rounding of the {dtype.name} input, up to {slack!r}, would be accepted). The privacy guarantee of "
             f"both algorithms assumes ||x_i|| <= 1 for every record (NIPS 2008, Section 2). {NORM_FIX}"
         )
-    return X, norms, outside
+    return X, norms, outside, excess
 
 
 def refuse_rows_outside_ball(X, radius: float = 1.0, *, dtype=None):
@@ -384,11 +576,15 @@ def check_rows_in_ball(X, radius: float = 1.0, *, dtype=None):
     radius outside :math:`[2^{-400}, 2^{400}]` is refused as :func:`project_onto_ball` refuses it (rescale the data by
     a public constant instead).
     """
-    X, norms, outside = _refuse(X, radius, dtype)
-    outside |= norms > radius  # the second for a user who checks with numpy
-    if outside.any():
-        X = X.copy()
-        X[outside] = project_onto_ball(X[outside], radius)
+    X, norms, outside, excess = _refuse(X, radius, dtype, to_project=True)
+    move = outside | (norms > radius)  # the second for a user who checks with numpy
+    if not move.any():
+        return X
+    if excess is not None and X.flags.c_contiguous:  # (numpy's norms of the released rows: in row-major order)
+        # rows marked inside here have numpy norms above the radius: moved, or projected whatever their exact side
+        return _project(X, radius, norms, outside, excess)
+    X = X.copy()
+    X[move] = project_onto_ball(X[move], radius)
     return X
 
 

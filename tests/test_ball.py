@@ -61,7 +61,8 @@ def test_the_fast_path_and_the_old_exact_path_decide_alike(d, monkeypatch):
     checked = check_rows_in_ball(X)
     projected = project_onto_ball(X)
     monkeypatch.setattr(ball, "_near_signs", lambda rows, radius: (np.zeros(len(rows), dtype=int),
-                                                                   np.zeros(len(rows), dtype=bool)))
+                                                                   np.zeros(len(rows), dtype=bool),
+                                                                   np.full(len(rows), np.inf)))
     np.testing.assert_array_equal(rows_outside_ball(X), fast)
     np.testing.assert_array_equal(check_rows_in_ball(X), checked)  # the released data: bit for bit the same
     np.testing.assert_array_equal(project_onto_ball(X), projected)
@@ -96,3 +97,95 @@ def test_refusing_and_projecting_are_separate():
     assert rows_outside_ball(accepted)[0] and not rows_outside_ball(project_onto_ball(accepted)).any()
     with pytest.raises(ValueError, match=r"1 of 2 rows have Euclidean norm > 1"):
         refuse_rows_outside_ball(np.array([[0.6, 0.9], [0.3, 0.4]]))
+
+
+def _scaled_path_check(X, radius):
+    """check_rows_in_ball as it was before the fast projection: every row's numpy norm (scaled where it over- or
+    underflows), the exact test, and each row to move projected by the scaled, re-checked path."""
+    X = np.asarray(X, dtype=np.float64)
+    move = rows_outside_ball(X, radius) | (ball._row_norms(X) > radius)
+    released = X.copy()
+    released[move] = ball._project_scaled(np.array(X[move], order="C"), radius)
+    return released
+
+
+def _adversarial(n, d, radius, seed):
+    """Rows at 1 ulp outside and inside the sphere, rows of norm exactly r, one-hot rows, subnormal and tiny entries
+    beside large ones (rows the fast radial step must leave to the scaled one), on top of the battery."""
+    rng = np.random.default_rng(seed)
+    X = _battery(n, d, seed) * radius
+    k = n // 10
+    X[:k] = Normalizer().fit_transform(rng.normal(size=(k, d))) * radius
+    X[:k] = np.nextafter(X[:k], np.where(rng.random((k, 1)) < 0.5, np.inf, 0.0) * np.sign(X[:k]))  # 1 ulp out or in
+    X[k:2 * k] = 0.0
+    X[k:2 * k, 0] = radius  # norm exactly r
+    if d >= 2:
+        X[2 * k:3 * k, :2] = np.array([0.6, 0.8]) * radius  # exactly r in the reals, not in float64 for every r
+        tiny = Normalizer().fit_transform(rng.normal(size=(k, d)) * (np.arange(d) != 1))  # near the sphere, and
+        tiny *= radius * (1.0 + 2.0 ** -52 * rng.integers(0, 3, size=(k, 1)))  # a tiny entry beside the others
+        tiny[:, 1] = rng.choice([5e-324, 2.0 ** -1060, 2.0 ** -900, 2.0 ** -300, 2.0 ** -251], size=k)
+        X[3 * k:4 * k] = tiny
+    X[4 * k:5 * k] *= 1.0 + 2.0 ** -52 * rng.integers(-3, 4, size=(k, 1))
+    return X[~(ball._row_norms(X) > radius * (1.0 + 4 * 2.0 ** -52))]  # beyond rounding: refused, tested elsewhere
+
+
+@pytest.mark.parametrize("d", [1, 2, 7, 50, 120])
+@pytest.mark.parametrize("radius", [1.0, 1.0 / 3.0, 7.0, 2.0 ** -390, 2.0 ** 390, 2.0 ** -200, 2.0 ** 240])
+def test_the_fast_projection_releases_the_rows_of_the_scaled_path_bit_for_bit(d, radius):
+    # the fast radial step (x * fl(r/||x||), no scaling by powers of two) and the cheaper re-checks must give the very
+    # numbers of the scaled, fully re-checked path, and those are inside exactly (fractions) and by numpy's norm
+    X = _adversarial(800, d, radius, seed=d + 31)
+    released = check_rows_in_ball(X, radius)
+    reference = _scaled_path_check(X, radius)
+    assert released.tobytes() == reference.tobytes() and released.flags.c_contiguous
+    assert project_onto_ball(X, radius).tobytes() == ball._project_scaled(np.array(X), radius).tobytes()
+    assert not _outside_exactly(released, radius).any()
+    assert (np.linalg.norm(released, axis=1) <= radius).all()
+    moved = np.any(released != X, axis=1)
+    assert moved.any() or d == 1  # the battery has rows to project (every one-entry row is on the sphere exactly)
+    np.testing.assert_array_equal(moved, _outside_exactly(X, radius) | (np.linalg.norm(X, axis=1) > radius))
+
+
+def test_the_fast_projection_is_bit_identical_on_normalizer_rows_and_any_memory_order():
+    X = Normalizer().fit_transform(np.random.default_rng(5).normal(size=(3000, 50)))
+    reference = _scaled_path_check(X, 1.0)
+    assert (reference != X).any()
+    for Z in (X, np.asfortranarray(X), X[::-1][::-1]):
+        assert check_rows_in_ball(Z).tobytes() == reference.tobytes()
+
+
+def test_numpy_norms_decide_only_where_they_can():
+    # a row whose numpy norm is at most r but lies outside exactly must move; one inside exactly with numpy norm
+    # above r must move too (the row of 174 entries 1/sqrt(174): its sum of squares rounds up); one inside both ways
+    # must not (bit for bit)
+    X = Normalizer().fit_transform(np.random.default_rng(9).normal(size=(2000, 174)))
+    X = np.vstack([X, np.full((1, 174), 1.0 / np.sqrt(174.0))])
+    numpy_over = np.linalg.norm(X, axis=1) > 1.0
+    exact_out = _outside_exactly(X)
+    assert (exact_out & ~numpy_over).any() and (numpy_over & ~exact_out).any() and (~exact_out & ~numpy_over).any()
+    released = check_rows_in_ball(X)
+    np.testing.assert_array_equal(np.any(released != X, axis=1), exact_out | numpy_over)
+    assert released.tobytes() == _scaled_path_check(X, 1.0).tobytes()
+
+
+def _excess_exactly(X, radius=1.0):
+    r2 = Fraction(float(radius)) ** 2
+    return [sum(Fraction(float(v)) ** 2 for v in row if v != 0.0) - r2 for row in X]
+
+
+@pytest.mark.parametrize("radius", [1.0, 0.7, 2.0 ** 100])
+def test_the_bound_on_the_excess_holds_and_the_shrinks_it_skips_land_inside(radius):
+    # the exact test's bound on sum x_j^2 - r^2 must hold (fractions); and the shrink loop, which skips the exact test
+    # where that bound proves a row inside after the shrink, must release only rows inside exactly -- on rows outside
+    # by 0 to 60 units of roundoff, entered as rows the radial step leaves to the shrinks
+    rng = np.random.default_rng(17)
+    X = Normalizer().fit_transform(rng.normal(size=(600, 40))) * radius
+    X *= 1.0 + 2.0 ** -53 * rng.integers(0, 30, size=(600, 1))
+    norms = np.linalg.norm(X, axis=1)
+    outside, excess = ball._exactly_outside(X, radius, norms * norms, upper=True)
+    exact = _excess_exactly(X, radius)
+    assert all(e <= Fraction(float(b)) for e, b in zip(exact, excess) if np.isfinite(b))
+    assert np.isfinite(excess).mean() > 0.99 and outside.mean() > 0.5
+    released = ball._project(X, radius, np.minimum(norms, radius), outside, excess)
+    assert not _outside_exactly(released, radius).any() and (np.linalg.norm(released, axis=1) <= radius).all()
+    np.testing.assert_array_equal(np.any(released != X, axis=1), outside)
