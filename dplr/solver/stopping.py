@@ -165,7 +165,7 @@ class FixedStepPlan:
     r"""The fallback's public schedule (:func:`fixed_step_plan`): ``steps`` (:math:`K`) steps of size ``step``
     (:math:`\eta`, a float64 :math:`\le 1/(\rho + cR^2)`) on the objective with regulariser ``reg``
     (:math:`\rho`); its point is within ``distance`` (:math:`\tau/\rho`) of the exact minimiser. ``start_distance``
-    (:math:`D_0`) bounds :math:`\lVert w^*\rVert`, ``step_error`` (:math:`\varepsilon`) the rounding of one step."""
+    (:math:`D_0`) bounds :math:`\lVert w^*\rVert`, ``step_error`` (:math:`\xi`) the rounding of one step."""
     steps: int
     step: float
     reg: float
@@ -176,7 +176,7 @@ class FixedStepPlan:
 
 def fixed_step_plan(tol, n, d, reg, loss, perturbation_norm=0.0, row_norm=1.0, name="tol") -> FixedStepPlan:
     r"""The number of gradient steps after which :func:`fixed_step_descent`'s float64 point is within
-    :math:`\delta = \tau/\rho` of the exact minimiser :math:`w^*` of
+    :math:`t = \tau/\rho` of the exact minimiser :math:`w^*` of
     :math:`J(w) = \frac\rho2\lVert w\rVert^2 + b^\top w/n + \frac1n\sum_i\ell(y_iw^\top x_i)` on *every* data set
     of ``n`` records of norm at most :math:`R` (``row_norm``) and labels :math:`\pm1`. Its arguments are public:
     ``tol`` (:math:`\tau`), ``n``, ``d``, ``reg`` (:math:`\rho = \lambda + \Delta`), the loss's constants,
@@ -186,10 +186,10 @@ def fixed_step_plan(tol, n, d, reg, loss, perturbation_norm=0.0, row_norm=1.0, n
     **Theorem** (the book's ``thm-fixed-steps``). Let :math:`M = \rho + cR^2`, :math:`\eta \le 1/M`,
     :math:`x = \eta\rho`, :math:`D_0 = (RL + \lVert b\rVert/n)/\rho`, :math:`W = 2(RL + \lVert b\rVert/n + \tau)/\rho`,
     :math:`E` the rounding bound of :func:`gradient_rounding_bound` at :math:`W`, and
-    :math:`\varepsilon = \eta E + u(2+u)(D_0 + \delta + \eta E) + uW`. If :math:`\varepsilon/x \le \frac34\delta`
-    and :math:`K \ge \log(D_0/(\delta - \varepsilon/x))/x`, the float64 iterates
+    :math:`\xi = \eta E + u(2+u)(D_0 + t + \eta E) + uW`. If :math:`\xi/x \le \frac34t`
+    and :math:`K \ge \log(D_0/(t - \xi/x))/x`, the float64 iterates
     :math:`\hat w_{k+1} = \mathrm{fl}(\hat w_k - \mathrm{fl}(\eta\,\hat g(\hat w_k)))` from :math:`\hat w_0 = 0`
-    satisfy :math:`\lVert\hat w_K - w^*\rVert \le \delta`. *Proof.* Write :math:`J = \frac\rho2\lVert w\rVert^2 + h`,
+    satisfy :math:`\lVert\hat w_K - w^*\rVert \le t`. *Proof.* Write :math:`J = \frac\rho2\lVert w\rVert^2 + h`,
     :math:`h` convex with :math:`cR^2`-Lipschitz gradient. The exact step
     :math:`T(w) = (1-\eta\rho)\big(w - \tfrac{\eta}{1-\eta\rho}\nabla h(w)\big) - \eta b/n` is
     :math:`(1-x)`-Lipschitz: :math:`\eta/(1-\eta\rho) \le 1/(cR^2)`, and a gradient step of size at most
@@ -198,37 +198,37 @@ def fixed_step_plan(tol, n, d, reg, loss, perturbation_norm=0.0, row_norm=1.0, n
     :math:`\eta\lVert\hat g - \nabla J\rVert \le \eta E` (the lemma's vector bound, before its step (v)) plus the
     update's two roundings per coordinate, :math:`u(2+u)\eta\lVert\hat g\rVert + u\lVert\hat w_k\rVert`, with
     :math:`\eta\lVert\hat g\rVert \le \eta(M\lVert\hat w_k - w^*\rVert + E)`. By induction
-    :math:`e_k = \lVert\hat w_k - w^*\rVert \le (1-x)^kD_0 + \varepsilon/x \le D_0 + \delta`, so
-    :math:`\lVert\hat w_k\rVert \le 2D_0 + \delta \le W` (the lemma applies) and each step errs by at most
-    :math:`\varepsilon`; then :math:`e_{k+1} \le (1-x)e_k + \varepsilon`, and
-    :math:`e_K \le e^{-xK}D_0 + \varepsilon/x \le \delta`. ∎
+    :math:`e_k = \lVert\hat w_k - w^*\rVert \le (1-x)^kD_0 + \xi/x \le D_0 + t`, so
+    :math:`\lVert\hat w_k\rVert \le 2D_0 + t \le W` (the lemma applies) and each step errs by at most
+    :math:`\xi`; then :math:`e_{k+1} \le (1-x)e_k + \xi`, and
+    :math:`e_K \le e^{-xK}D_0 + \xi/x \le t`. ∎
 
-    The plan computes :math:`M`, :math:`\eta`, :math:`x`, :math:`\varepsilon` and :math:`K` in exact rationals
+    The plan computes :math:`M`, :math:`\eta`, :math:`x`, :math:`\xi` and :math:`K` in exact rationals
     (``directed_rounding``: :math:`\eta` rounded down, the logarithm up). Raises ``ValueError`` -- a refusal that
     depends on public quantities only, made before the data are read -- when
-    :math:`\varepsilon/x > \frac34\delta`: float64's rounding is too large for ``tol`` at this ``n``, ``d`` and
+    :math:`\xi/x > \frac34t`: float64's rounding is too large for ``tol`` at this ``n``, ``d`` and
     :math:`\rho`."""
     u = Fraction(UNIT_ROUNDOFF)
     L, c = exact(float(loss.lipschitz)), exact(float(loss.curvature))
     b_norm, R = exact(_upper(perturbation_norm, d)), exact(_upper(row_norm, d))
     rho, tau = exact(float(reg)), exact(float(tol))
-    delta = tau / rho
+    distance = tau / rho
     step = round_down(1 / (rho + c * R * R))
     eta = exact(step)
     x = eta * rho
     start = (R * L + b_norm / n) / rho
     W = 2 * (R * L + b_norm / n + tau) / rho
     E = exact(gradient_rounding_bound(n, d, float(reg), loss, round_up(W), float(b_norm), float(R)))
-    error = eta * E + u * (2 + u) * (start + delta + eta * E) + u * W
-    if not error / x <= Fraction(3, 4) * delta:
+    error = eta * E + u * (2 + u) * (start + distance + eta * E) + u * W
+    if not error / x <= Fraction(3, 4) * distance:
         raise ValueError(f"{name} = {float(tol)!r} is too small for float64's gradient descent here: each step can err "
                          f"by {float(error):.3g}, which accumulates to {float(error / x):.3g} > 3/4 of {name}/(lam + "
-                         f"Delta) = {float(delta):.3g} (n = {n}, d = {d}, lam + Delta = {float(reg)!r}; "
+                         f"Delta) = {float(distance):.3g} (n = {n}, d = {d}, lam + Delta = {float(reg)!r}; "
                          f"dplr.solver.fixed_step_plan). This refusal depends only on public quantities, not on the "
                          f"data. Fix: a larger {name} or a larger lam.")
-    slack = delta - error / x
+    slack = distance - error / x
     steps = 0 if start <= slack else math.ceil(log_upper(start / slack) / x)
-    return FixedStepPlan(int(steps), step, float(reg), float(delta), round_up(start), round_up(error))
+    return FixedStepPlan(int(steps), step, float(reg), float(distance), round_up(start), round_up(error))
 
 
 def fixed_step_descent(X, y, loss, plan, b=None) -> np.ndarray:
