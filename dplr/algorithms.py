@@ -133,8 +133,9 @@ def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws
     r"""Algorithm 1 (NIPS 2008): :math:`w + \eta`, :math:`h(\eta) \propto e^{-\beta\lVert\eta\rVert}`, :math:`\beta = \varepsilon/S`.
 
     ε-DP for :math:`\lVert x_i\rVert \le 1` and any convex loss with :math:`|\ell'| \le L` (Theorem 1), for the
-    point :math:`w` the solver releases: it stops at gradient norm :math:`\le` ``tol`` (else ``RuntimeError``, a
-    refusal outside the guarantee, which covers the data sets whose solve converges), so
+    point :math:`w` it releases: the solver's, certified at gradient norm :math:`\le` ``tol``, or where that fails
+    the fallback's (:func:`~dplr.solver.fixed_step_descent`, a number of steps fixed by public quantities; never a
+    refusal that depends on the data), so on every data set
     :math:`w` lies within ``tol``/λ of the exact minimiser :math:`w^*` and the noise is calibrated to
     :math:`S = 2(L + n\,\text{tol})/(n\lambda)` (:func:`~dplr.calibration.sensitivity_bound`); ``tol`` is a
     privacy parameter. ``n_draws=None`` returns one classifier of shape ``(d,)``; an integer ``k`` returns ``k``
@@ -279,8 +280,9 @@ def gaussian_output_perturbation(X, y, epsilon, delta, lam, loss="logistic", hub
                                  max_iter=100):
     r"""Output perturbation with Gaussian noise: :math:`w + \eta`, :math:`\eta \sim N(0, \sigma^2 I)`, (ε, δ)-DP.
 
-    :math:`w` is the solver's regularised ERM minimiser, at gradient norm :math:`\le` ``tol`` (else
-    ``RuntimeError``), so within ``tol``/λ of the exact one; :math:`\sigma` is the analytic Gaussian calibration
+    :math:`w` is the solver's regularised ERM minimiser, certified at gradient norm :math:`\le` ``tol`` (else the
+    fallback's point, :func:`~dplr.solver.fixed_step_descent`), so within ``tol``/λ of the exact one on every data
+    set; :math:`\sigma` is the analytic Gaussian calibration
     for the sensitivity :math:`2(L + n\,\text{tol})/(n\lambda)`
     (:func:`~dplr.gaussian.gaussian_output_perturbation_calibration`, which states the theorem). ``n_draws``,
     ``return_calibration`` and ``check_input`` as in :func:`sensitivity_method`; the stream draws ``n_draws * d``
@@ -339,8 +341,9 @@ def approximate_minima_perturbation(X, y, epsilon, delta, lam, gamma=None, loss=
     replace-one neighbours, gives the split of ε and δ, and refuses a split the proof does not cover). The solve runs
     below :math:`\gamma` (:func:`~dplr.solver.stopping_tolerance`: :math:`\gamma` less what float64's rounding can
     hide) and a point whose certified gradient norm (:func:`~dplr.solver.certified_gradient_norm`) exceeds
-    :math:`\gamma` raises ``RuntimeError`` (its release would not be private): raise ``max_iter`` in
-    ``solver_options`` or take a larger ``gamma``. A :math:`\gamma` float64 cannot certify is refused
+    :math:`\gamma` is replaced by the fallback's (:func:`~dplr.solver.fixed_step_descent`, within
+    :math:`\gamma/(\lambda+\Delta)` of the exact minimiser on every data set; a larger ``max_iter`` in
+    ``solver_options`` makes it rarer). A :math:`\gamma` float64 cannot certify is refused before the solve
     (``ValueError``, with the smallest that works): the default :math:`1/n^2` is, from about 160,000 records on. The
     stream draws the objective noise (``n_draws * d`` normals), then the output noise.
     """

@@ -196,8 +196,8 @@ class StandardLR(_LinearClassifierThroughOrigin):
         Public bound :math:`R` on :math:`\lVert x_i\rVert`; the model is fit to :math:`x/R`.
     tol : float, default 1e-8
         Solver tolerance on the gradient norm (> 0); a ``ConvergenceWarning`` says when it was not reached. For the
-        output perturbations it is part of the privacy guarantee: their noise covers it, and a solve that misses it
-        is refused (``RuntimeError``).
+        output perturbations it is part of the privacy guarantee: their noise covers it, and where a solve misses
+        it the point of a fallback with a public number of steps is released (:func:`dplr.solver.fixed_step_descent`).
 
     Attributes
     ----------

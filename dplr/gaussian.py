@@ -383,9 +383,10 @@ def approximate_minima_perturbation_calibration(epsilon, delta, n, lam, gamma, c
     neighbours' points for one :math:`\theta^*` lie within :math:`2n\gamma/\Lambda` of each other: the sensitivity of
     the output step. The Gaussian mechanism at that sensitivity is :math:`(\varepsilon_2, \delta_2)`-DP for every
     :math:`\theta^*`; integrating that bound against the :math:`(\varepsilon_1, \delta_1)` guarantee of
-    :math:`\theta^*` gives :math:`(\varepsilon_1 + \varepsilon_2, \delta_1 + \delta_2)`. The proof assumes the solver
-    reaches γ for every noise vector; :func:`dplr.algorithms.approximate_minima_perturbation` raises when it does not,
-    and that refusal is outside the guarantee. The authors' code calibrates :math:`\sigma_2 = (n\gamma/\Lambda)(1 +
+    :math:`\theta^*` gives :math:`(\varepsilon_1 + \varepsilon_2, \delta_1 + \delta_2)`. The proof needs a point
+    within :math:`\gamma/(\lambda+\Delta)` of the exact minimiser for every noise vector: where the solver's stop is
+    not certified, :func:`dplr.algorithms.approximate_minima_perturbation` releases the point of
+    :func:`dplr.solver.fixed_step_descent`, within that distance on every data set, not a refusal. The authors' code calibrates :math:`\sigma_2 = (n\gamma/\Lambda)(1 +
     \sqrt{2\log(1/\delta_2)})/\varepsilon_2`, the classical bound at *half* that sensitivity, which this argument
     does not cover; the analytic mechanism at the full sensitivity is the provable choice (its σ is smaller than
     theirs at the larger ε of the study, larger at the smaller; with :math:`\gamma = 1/n^2` both are tiny).

@@ -1,4 +1,4 @@
-r"""The one release path: draw through the calibration's mechanism, solve, certify the gradient norm, release or refuse.
+r"""The one release path: draw through the calibration's mechanism, solve, certify the gradient norm or fall back.
 
 Every private model of the core is released here (:func:`private_release`). Given a calibration record -- the
 privacy map's decision, from :mod:`dplr.calibration` or :mod:`dplr.gaussian` -- it does what the record's
@@ -7,13 +7,16 @@ algorithm prescribes, and nothing else:
 * **output perturbation** (:class:`~dplr.calibration.SensitivityMethodCalibration`, NIPS 2008 Algorithm 1;
   :class:`~dplr.gaussian.GaussianOutputPerturbationCalibration`): solve the regularised ERM problem to
   :func:`~dplr.solver.stopping_tolerance` (``tol`` less what float64's rounding can hide), certify that the point's
-  true gradient norm is at most ``tol`` (:func:`~dplr.solver.certified_gradient_norm`) or refuse it
-  (``RuntimeError``), then release :math:`w + \eta` with :math:`\eta` drawn from the calibration's mechanism. The
+  true gradient norm is at most ``tol`` (:func:`~dplr.solver.certified_gradient_norm`) or else replace it by the
+  fallback's (:func:`~dplr.solver.fixed_step_descent`, gradient descent for a number of steps fixed by public
+  quantities), then release :math:`w + \eta` with :math:`\eta` drawn from the calibration's mechanism. The
   noise was calibrated to the sensitivity :math:`2(L + n\,\text{tol})/(n\lambda)`
   (:func:`~dplr.calibration.sensitivity_bound`), which covers only points within tol/λ of the exact minimiser:
-  only a certified point is released. ``exact_minimiser=True`` is the papers' idealisation (the calibration at
-  ``solver_tol=0``, the solver's point released as if it were the exact minimiser, uncertified): the replications
-  of the papers state Algorithm 1 that way, and say so;
+  the released point is one, on every data set, so no release depends on whether the solver converged (a tol
+  float64 cannot reach is refused by :func:`~dplr.solver.fixed_step_plan` before the data are read).
+  ``exact_minimiser=True`` is the papers' idealisation (the calibration at ``solver_tol=0``, the solver's point
+  released as if it were the exact minimiser, uncertified): the replications of the papers state Algorithm 1 that
+  way, and say so;
 * **objective perturbation** (:class:`~dplr.calibration.ObjectivePerturbationCalibration`, Algorithm 2;
   :class:`~dplr.gaussian.GaussianObjectivePerturbationCalibration`, Kifer, Smith & Thakurta 2012): draw
   :math:`b` from the calibration's mechanism, then minimise
@@ -28,18 +31,20 @@ algorithm prescribes, and nothing else:
   et al. 2019) and the **certified objective perturbations**
   (:class:`~dplr.calibration.CertifiedObjectivePerturbationCalibration`,
   :class:`~dplr.gaussian.CertifiedGaussianObjectivePerturbationCalibration`, ``release="certified"``): the
-  objective step, solved below :math:`\gamma` and every point certified at most :math:`\gamma` or refused, then
-  the output noise (:data:`CERTIFIED_OBJECTIVE_PERTURBATIONS`).
+  objective step, solved below :math:`\gamma` and every point certified at most :math:`\gamma` or replaced by the
+  fallback's, then the output noise (:data:`CERTIFIED_OBJECTIVE_PERTURBATIONS`).
 
 The draws use the stream in the algorithm's order: output perturbation draws only :math:`\eta` (after the solve,
 which draws nothing); objective perturbation draws :math:`b`; approximate minima perturbation and the certified
-objective perturbations :math:`b`, then the output noise. The certificate and its refusal are :func:`certify_release`,
+objective perturbations :math:`b`, then the output noise. The certificate and its fallback are :func:`certify_release`,
 also used by private tuning (:mod:`dplr.tuning`), which solves the parts of a run together.
 
 Sources: NIPS 2008, Sections 3-4; JMLR 12 (2011), Algorithm 2 and Theorem 9; the Gaussian algorithms' sources in
 :mod:`dplr.gaussian`; the certificate in :mod:`dplr.solver.stopping`.
 """
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -52,12 +57,21 @@ from dplr.gaussian import (
     GaussianObjectivePerturbationCalibration,
     GaussianOutputPerturbationCalibration,
 )
-from dplr.solver import certified_gradient_norm, solve_regularized_erm, stopping_tolerance
+from dplr.solver import (
+    certified_gradient_norm,
+    fixed_step_descent,
+    fixed_step_plan,
+    solve_regularized_erm,
+    stopping_tolerance,
+)
 from dplr.validation import check_random_state
 
 __all__ = ["OUTPUT_PERTURBATIONS", "OBJECTIVE_PERTURBATIONS", "CERTIFIED_OBJECTIVE_PERTURBATIONS", "certify_release",
-           "grid_laplace_release",
-           "private_release"]
+           "fallback_count", "grid_laplace_release", "private_release"]
+
+#: The count of :func:`fallback_count`, and its lock (private tuning certifies in worker threads).
+_FALLBACKS = [0]
+_FALLBACK_LOCK = threading.Lock()
 
 #: The calibrations whose algorithm adds noise to the (certified) minimiser.
 OUTPUT_PERTURBATIONS = (SensitivityMethodCalibration, GaussianOutputPerturbationCalibration,
@@ -77,34 +91,43 @@ CERTIFIED_OBJECTIVE_PERTURBATIONS = (ApproximateMinimaPerturbationCalibration,
                                      CertifiedGaussianObjectivePerturbationCalibration)
 
 
-def certify_release(grad_norms, coefs, n, reg, loss, bound, *, perturbation_norms=None, solve="the solver",
-                    exceeds=None, covers="the noise covers only points within tol/lam of the minimiser",
-                    whose="this", fix=""):
-    r"""Refuse a point unless its true gradient norm is certified at most ``bound``; returns the certified bound.
+def certify_release(grad_norms, coefs, n, reg, loss, bound, fallback, *, perturbation_norms=None):
+    r"""The points to release: each of ``coefs`` whose true gradient norm is certified at most ``bound``, as it is;
+    each other replaced by the fallback's point (:func:`~dplr.solver.fixed_step_descent`), which is within
+    ``bound / reg`` of the exact minimiser on every data set -- so no release depends on whether the solver converged.
 
     ``grad_norms`` are the solver's computed norms of the points ``coefs`` (one or ``(k, d)``), ``reg`` the
     regulariser the solver minimised with (:math:`\lambda + \Delta`), ``perturbation_norms`` each point's
     :math:`\lVert b\rVert` (``None``: unperturbed). The bound on the true norm is
-    :func:`~dplr.solver.certified_gradient_norm`, the largest over the points. Above ``bound`` it raises
-    ``RuntimeError``: the release would not be private. The message says which solve stopped (``solve``), the bound
-    it exceeds (``exceeds``, default ``tol = bound``), what the noise covers (``covers``), whose release
-    (``whose``) and how to fix it (``fix``).
-    """
+    :func:`~dplr.solver.certified_gradient_norm`. ``fallback(mask)`` returns the fallback's points for the points
+    ``mask`` marks (a boolean array over the points), shape ``(mask.sum(), d)``; its plan
+    (:func:`~dplr.solver.fixed_step_plan`) is the caller's, made before the data are read. Returns ``coefs`` itself
+    when every point is certified (the fast solver's points, bit for bit), otherwise a new array; each fallback is
+    counted (:func:`fallback_count`)."""
     coefs = np.asarray(coefs, dtype=float)
     d = coefs.shape[-1]
     computed = np.reshape(np.asarray(grad_norms, dtype=float), -1)
     points = np.reshape(coefs, (-1, d))
     if perturbation_norms is None:
-        certified = certified_gradient_norm(float(np.max(computed)), coefs, n, reg, loss)
+        certified = [certified_gradient_norm(g, w, n, reg, loss) for g, w in zip(computed, points)]
     else:
-        certified = max(certified_gradient_norm(g, w, n, reg, loss, perturbation_norm=p)
-                        for g, w, p in zip(computed, points, np.reshape(perturbation_norms, -1)))
-    if not certified <= bound:
-        exceeds = f"tol = {bound!r}" if exceeds is None else exceeds
-        raise RuntimeError(f"{solve} stopped at computed gradient norm {float(np.max(computed))!r} (certified bound "
-                           f"on the true norm {certified!r}) > {exceeds}: {covers}, so {whose} release would not be "
-                           f"private. Fix: {fix}")
-    return certified
+        certified = [certified_gradient_norm(g, w, n, reg, loss, perturbation_norm=p)
+                     for g, w, p in zip(computed, points, np.reshape(perturbation_norms, -1))]
+    failed = ~(np.array(certified) <= bound)  # NaN fails too
+    if not failed.any():
+        return coefs
+    released = points.copy()
+    released[failed] = fallback(failed)
+    with _FALLBACK_LOCK:
+        _FALLBACKS[0] += int(failed.sum())
+    return released.reshape(coefs.shape)
+
+
+def fallback_count() -> int:
+    """How many points :func:`certify_release` has replaced by the fallback's in this process (instrumentation:
+    the studies report how often the fast solver's stop was not certified; thread-safe)."""
+    with _FALLBACK_LOCK:
+        return _FALLBACKS[0]
 
 
 def _solve_options(solver_options, max_iter):
@@ -147,12 +170,10 @@ def private_release(X, y, lam, loss, calibration, n_draws=None, random_state=Non
             w = solve_regularized_erm(X, y, lam, loss, tol=tol, check_input=False, **options).coef
         else:
             target = stopping_tolerance(tol, n, d, lam, loss)
+            plan = fixed_step_plan(tol, n, d, lam, loss)  # public: refused here, before the data, or never
             result = solve_regularized_erm(X, y, lam, loss, tol=target, check_input=False, **options)
-            certify_release(result.grad_norm, result.coef, n, lam, loss, tol,
-                            exceeds=f"tol = {tol!r} after {options.get('max_iter', 100)} iterations (lam = {lam!r})",
-                            fix="a larger lam, or a larger max_iter (dplr.algorithms); a larger tol also works, and "
-                                "adds 2*tol/lam to the sensitivity the noise is calibrated to.")
-            w = result.coef
+            w = certify_release(result.grad_norm, result.coef, n, lam, loss, tol,
+                                lambda failed: fixed_step_descent(X, y, loss, plan)[None])
         if isinstance(calibration, SensitivityMethodGridCalibration):  # the hardened release: w on a grid, exact noise
             return calibration.mechanism(d).release(w, n_draws, rng)
         return w + calibration.mechanism(d).sample(n_draws, rng)
@@ -181,20 +202,21 @@ def private_release(X, y, lam, loss, calibration, n_draws=None, random_state=Non
     if not isinstance(calibration, CERTIFIED_OBJECTIVE_PERTURBATIONS):
         return solve_regularized_erm(X, y, lam, loss, b=perturbation, ridge=ridge, tol=tol, check_input=False,
                                      **options).coef
-    # a missed gamma warns (ConvergenceWarning) and is refused below, where it voids the guarantee; no warning filter
+    # a missed gamma warns (ConvergenceWarning) and its point is replaced by the fallback's below; no warning filter
     # is changed here (warnings.catch_warnings is not thread-safe, and AMP runs in worker threads)
     # gamma certified despite rounding (dplr.solver.stopping): solved to less, each point's true norm bounded
     reg = lam + calibration.ridge  # the regulariser the solver minimises with
     b_norms = np.linalg.norm(np.reshape(b, (-1, d)), axis=1)
     target = stopping_tolerance(calibration.gamma, n, d, reg, loss, perturbation_norm=float(np.max(b_norms)),
                                 name="gamma")
+    # the fallback's plan depends on n, d, lam + Delta, gamma and the drawn noise's norm, not on the data
+    plan = fixed_step_plan(calibration.gamma, n, d, reg, loss, perturbation_norm=float(np.max(b_norms)), name="gamma")
     result = solve_regularized_erm(X, y, lam, loss, b=b, ridge=calibration.ridge, tol=target, check_input=False,
                                    **options)
-    certify_release(result.grad_norm, result.coef, n, reg, loss, calibration.gamma, perturbation_norms=b_norms,
-                    exceeds=f"gamma = {calibration.gamma!r}",
-                    covers="the output noise covers only points within gamma/(lam + Delta) of the exact minimiser",
-                    fix="solver_options={'max_iter': ...} larger, or a larger gamma.")
-    return result.coef + calibration.output_mechanism(d).sample(n_draws, rng)
+    B = np.reshape(b, (-1, d))
+    coef = certify_release(result.grad_norm, result.coef, n, reg, loss, calibration.gamma, perturbation_norms=b_norms,
+                           fallback=lambda failed: fixed_step_descent(X, y, loss, plan, b=B[failed]))
+    return coef + calibration.output_mechanism(d).sample(n_draws, rng)
 
 
 def grid_laplace_release(value, sensitivity, epsilon, n_draws=None, random_state=None):

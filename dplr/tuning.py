@@ -45,7 +45,7 @@ from dplr.algorithms import objective_perturbation_noise, sensitivity_method_noi
 from dplr.ball import check_rows_in_ball
 from dplr.losses import get_loss
 from dplr.release import certify_release
-from dplr.solver import solve_on_parts, stopping_tolerance
+from dplr.solver import fixed_step_descent, fixed_step_plan, solve_on_parts, stopping_tolerance
 from dplr.threads import default_threads, one_blas_thread, thread_map
 from dplr.validation import (
     check_epsilon,
@@ -204,15 +204,19 @@ def _named_stream(root, method, eps):
 
 
 def _unperturbed_tolerance(n, d, lam, loss, with_erm):
-    """The tolerance of a part's unperturbed solve: the one whose stop certifies :data:`SOLVER_TOL` despite rounding
+    """The tolerance of a part's unperturbed solve and, with Algorithm 1, its fallback's plan (``None`` without): the
+    tolerance is the one whose stop certifies :data:`SOLVER_TOL` despite rounding
     (:func:`dplr.solver.stopping_tolerance`), whether or not Algorithm 1 runs, so that Algorithm 2's start is the
-    same either way; where float64 cannot certify it (a tiny λ), Algorithm 1 is refused and Algorithm 2 alone starts
-    from a point at :data:`SOLVER_TOL` (its proof needs the exact minimiser in any case)."""
+    same either way; where float64 cannot certify it (a tiny λ), or its fallback cannot reach :data:`SOLVER_TOL`
+    (:func:`dplr.solver.fixed_step_plan`), Algorithm 1 is refused -- on public quantities, before the data are read
+    -- and Algorithm 2 alone starts from a point at :data:`SOLVER_TOL` (its proof needs the exact minimiser in any
+    case)."""
     try:
-        return stopping_tolerance(SOLVER_TOL, n, d, lam, loss, name="SOLVER_TOL")
+        return (stopping_tolerance(SOLVER_TOL, n, d, lam, loss, name="SOLVER_TOL"),
+                fixed_step_plan(SOLVER_TOL, n, d, lam, loss, name="SOLVER_TOL") if with_erm else None)
     except ValueError as error:
         if not with_erm:
-            return SOLVER_TOL
+            return SOLVER_TOL, None
         raise ValueError(f"Algorithm 1 cannot be tuned over the candidate lam = {float(lam)!r}: {error} Algorithm 3's "
                          f"SOLVER_TOL is fixed, so in practice: larger candidate lambdas, or "
                          f"method='objective'.") from None
@@ -238,16 +242,19 @@ def _solve_run(X, y, lambdas, parts, objective_rngs, loss, with_erm):
             noise.append(b)
             ridges.append(calibration.ridge)
         problems.append((X[part], y[part], lam, np.reshape(noise, (-1, d)), np.array(ridges)))
-    targets = [_unperturbed_tolerance(len(part), d, lam, loss, with_erm) for part, lam in zip(parts, lambdas)]
-    solutions = solve_on_parts(problems, loss, tol=SOLVER_TOL, tol_w0=targets)
-    for solution, part, lam in zip(solutions, parts, lambdas):
-        if with_erm:  # Algorithm 1 releases w0 + noise: the one certificate of dplr.release
-            certify_release(solution.grad_norm_w0, solution.w0, len(part), lam, loss, SOLVER_TOL,
-                            solve=f"the unperturbed solve at lam = {float(lam)!r}", exceeds=f"{SOLVER_TOL:g}",
-                            covers="Algorithm 1's noise covers only points within that tolerance over lam of the "
-                                   "minimiser", whose="its", fix="larger candidate lambdas.")
-    return [((solution.w0 if with_erm else None), dict(zip(rngs, solution.coef)))
-            for solution, rngs in zip(solutions, objective_rngs)]
+    targets, plans = zip(*[_unperturbed_tolerance(len(part), d, lam, loss, with_erm)
+                           for part, lam in zip(parts, lambdas)])
+    solutions = solve_on_parts(problems, loss, tol=SOLVER_TOL, tol_w0=list(targets))
+    released = []
+    for solution, part, lam, plan in zip(solutions, parts, lambdas, plans):
+        if with_erm:  # Algorithm 1 releases w0 + noise: the one certificate of dplr.release, or its fallback
+            released.append(certify_release(
+                solution.grad_norm_w0, solution.w0, len(part), lam, loss, SOLVER_TOL,
+                lambda failed, part=part, plan=plan: fixed_step_descent(X[part], y[part], loss, plan)[None]))
+        else:
+            released.append(None)
+    return [(w0, dict(zip(rngs, solution.coef)))
+            for w0, solution, rngs in zip(released, solutions, objective_rngs)]
 
 
 def _candidates(method, eps, solved, run, lambdas, loss, d):

@@ -90,14 +90,26 @@ def test_the_output_noise_has_the_calibrated_law():
     assert stats.kstest(norms, stats.gamma(4, scale=1 / cal.output_rate).cdf).pvalue > 1e-3
 
 
-def test_a_solve_that_stops_above_gamma_is_refused():
-    with pytest.warns(ConvergenceWarning, match="did not reach"), \
-            pytest.raises(RuntimeError, match="would not be private"):
-        objective_perturbation(X, Y, 1.0, LAM, gamma=1e-12, random_state=0, release="certified",
-                               solver_options={"max_iter": 1, "warm_start": False})
-    with pytest.warns(ConvergenceWarning), pytest.raises(RuntimeError, match="would not be private"):
-        gaussian_objective_perturbation(X, Y, 1.0, 1e-5, LAM, gamma=1e-12, random_state=0, release="certified",
-                                        solver_options={"max_iter": 1, "warm_start": False})
+def test_a_solve_that_stops_above_gamma_releases_the_fallbacks_point():
+    # no data-dependent refusal (issue 38 §2): the uncertified point is replaced by the fixed-step fallback's, which is
+    # within gamma/(lam + Delta) of the exact minimiser as the certified point is; the output noise is the same draw
+    from dplr.calibration import certified_objective_perturbation_calibration
+    from dplr.release import fallback_count
+
+    gamma = 1e-6
+    before = fallback_count()
+    with pytest.warns(ConvergenceWarning, match="did not reach"):
+        stopped = objective_perturbation(X, Y, 1.0, LAM, gamma=gamma, random_state=0, release="certified",
+                                         solver_options={"max_iter": 1, "warm_start": False})
+    assert fallback_count() == before + 1
+    certified = objective_perturbation(X, Y, 1.0, LAM, gamma=gamma, random_state=0, release="certified")
+    distance = certified_objective_perturbation_calibration(1.0, 400, LAM, gamma).distance
+    assert np.linalg.norm(stopped - certified) <= 2 * distance
+    with pytest.warns(ConvergenceWarning):
+        gaussian = gaussian_objective_perturbation(X, Y, 1.0, 1e-5, LAM, gamma=gamma, random_state=0,
+                                                   release="certified",
+                                                   solver_options={"max_iter": 1, "warm_start": False})
+    assert fallback_count() == before + 2 and np.all(np.isfinite(gaussian))
 
 
 def test_the_estimators_route_to_the_certified_path_and_name_the_idealisation():

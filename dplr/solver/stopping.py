@@ -11,13 +11,18 @@ how much, so that the decision covers the true gradient:
   point;
 * :func:`~dplr.solver.stopping_tolerance` -- the tolerance to solve to so that a solver's stop certifies :math:`\tau`
   (:math:`\tau` minus the bound, taken at a generous a-priori radius of :math:`w`), and a refusal, with the fix,
-  of a :math:`\tau` that float64 cannot certify at this :math:`n` and :math:`\lambda`.
+  of a :math:`\tau` that float64 cannot certify at this :math:`n` and :math:`\lambda`;
+* :func:`~dplr.solver.fixed_step_plan` and :func:`~dplr.solver.fixed_step_descent` -- the fallback where a solve is
+  not certified: gradient descent from :math:`w_0 = 0` for a number of steps fixed by public quantities, whose
+  float64 point is within :math:`\tau/\rho` of the exact minimiser on every data set (the theorem below), so that
+  no release depends on whether the fast solver converged.
 
 The output perturbations (:func:`dplr.algorithms.sensitivity_method`,
 :func:`~dplr.algorithms.gaussian_output_perturbation`, Algorithm 3's Algorithm 1 in :mod:`dplr.tuning`) and
 approximate minima perturbation (:func:`~dplr.algorithms.approximate_minima_perturbation`) solve to
-:func:`~dplr.solver.stopping_tolerance` and release only a point whose
-:func:`~dplr.solver.certified_gradient_norm` is at most their :math:`\tau`.
+:func:`~dplr.solver.stopping_tolerance` and release the solver's point when its
+:func:`~dplr.solver.certified_gradient_norm` is at most their :math:`\tau`, otherwise the fallback's point
+(:mod:`dplr.release`).
 
 **The lemma** (the book's ``lem-gradient-rounding``, chapter on Algorithm 1's sensitivity). Let
 :math:`J(w) = \frac\rho2\lVert w\rVert^2 + b^\top w/n + \frac1n\sum_{i\le N}\omega_i\,\ell(w^\top u_i)` with signed
@@ -66,10 +71,16 @@ one to four); the Huber loss needs none. The bound is small beside the default :
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
 import numpy as np
 
+from dplr.directed_rounding import exact, log_upper, round_down, round_up
+
 __all__ = ["UNIT_ROUNDOFF", "UNDERFLOW_TERM", "gradient_rounding_bound", "certified_gradient_norm",
-           "stopping_tolerance"]
+           "stopping_tolerance", "FixedStepPlan", "fixed_step_plan", "fixed_step_descent"]
 
 #: :math:`u = 2^{-53}`, the unit roundoff of float64 (half its machine epsilon).
 UNIT_ROUNDOFF = 2.0 ** -53
@@ -147,3 +158,97 @@ def stopping_tolerance(tol, n, d, reg, loss, perturbation_norm=0.0, row_norm=1.0
                          f"true one by up to {bound:.3g} (n = {n}, d = {d}, lam + Delta = {float(reg)!r}; "
                          f"dplr.solver.stopping), so a stop at {name} could not be certified. Fix: {fix}.")
     return (tol - bound) * (1.0 - _gamma(d + 1))
+
+
+@dataclass(frozen=True)
+class FixedStepPlan:
+    r"""The fallback's public schedule (:func:`fixed_step_plan`): ``steps`` (:math:`K`) steps of size ``step``
+    (:math:`\eta`, a float64 :math:`\le 1/(\rho + cR^2)`) on the objective with regulariser ``reg``
+    (:math:`\rho`); its point is within ``distance`` (:math:`\tau/\rho`) of the exact minimiser. ``start_distance``
+    (:math:`D_0`) bounds :math:`\lVert w^*\rVert`, ``step_error`` (:math:`\xi`) the rounding of one step."""
+    steps: int
+    step: float
+    reg: float
+    distance: float
+    start_distance: float
+    step_error: float
+
+
+def fixed_step_plan(tol, n, d, reg, loss, perturbation_norm=0.0, row_norm=1.0, name="tol") -> FixedStepPlan:
+    r"""The number of gradient steps after which :func:`fixed_step_descent`'s float64 point is within
+    :math:`t = \tau/\rho` of the exact minimiser :math:`w^*` of
+    :math:`J(w) = \frac\rho2\lVert w\rVert^2 + b^\top w/n + \frac1n\sum_i\ell(y_iw^\top x_i)` on *every* data set
+    of ``n`` records of norm at most :math:`R` (``row_norm``) and labels :math:`\pm1`. Its arguments are public:
+    ``tol`` (:math:`\tau`), ``n``, ``d``, ``reg`` (:math:`\rho = \lambda + \Delta`), the loss's constants,
+    :math:`\lVert b\rVert` (``perturbation_norm``, noise drawn independently of the data; a computed norm made an
+    upper bound, as ``row_norm``).
+
+    **Theorem** (the book's ``thm-fixed-steps``). Let :math:`M = \rho + cR^2`, :math:`\eta \le 1/M`,
+    :math:`x = \eta\rho`, :math:`D_0 = (RL + \lVert b\rVert/n)/\rho`, :math:`W = 2(RL + \lVert b\rVert/n + \tau)/\rho`,
+    :math:`E` the rounding bound of :func:`gradient_rounding_bound` at :math:`W`, and
+    :math:`\xi = \eta E + u(2+u)(D_0 + t + \eta E) + uW`. If :math:`\xi/x \le \frac34t`
+    and :math:`K \ge \log(D_0/(t - \xi/x))/x`, the float64 iterates
+    :math:`\hat w_{k+1} = \mathrm{fl}(\hat w_k - \mathrm{fl}(\eta\,\hat g(\hat w_k)))` from :math:`\hat w_0 = 0`
+    satisfy :math:`\lVert\hat w_K - w^*\rVert \le t`. *Proof.* Write :math:`J = \frac\rho2\lVert w\rVert^2 + h`,
+    :math:`h` convex with :math:`cR^2`-Lipschitz gradient. The exact step
+    :math:`T(w) = (1-\eta\rho)\big(w - \tfrac{\eta}{1-\eta\rho}\nabla h(w)\big) - \eta b/n` is
+    :math:`(1-x)`-Lipschitz: :math:`\eta/(1-\eta\rho) \le 1/(cR^2)`, and a gradient step of size at most
+    :math:`2/(cR^2)` on :math:`h` is nonexpansive (Baillon-Haddad; Nesterov, *Lectures on Convex Optimization*,
+    2018, Theorem 2.1.5); :math:`T(w^*) = w^*`. The computed step errs from :math:`T(\hat w_k)` by at most
+    :math:`\eta\lVert\hat g - \nabla J\rVert \le \eta E` (the lemma's vector bound, before its step (v)) plus the
+    update's two roundings per coordinate, :math:`u(2+u)\eta\lVert\hat g\rVert + u\lVert\hat w_k\rVert`, with
+    :math:`\eta\lVert\hat g\rVert \le \eta(M\lVert\hat w_k - w^*\rVert + E)`. By induction
+    :math:`e_k = \lVert\hat w_k - w^*\rVert \le (1-x)^kD_0 + \xi/x \le D_0 + t`, so
+    :math:`\lVert\hat w_k\rVert \le 2D_0 + t \le W` (the lemma applies) and each step errs by at most
+    :math:`\xi`; then :math:`e_{k+1} \le (1-x)e_k + \xi`, and
+    :math:`e_K \le e^{-xK}D_0 + \xi/x \le t`. ∎
+
+    The plan computes :math:`M`, :math:`\eta`, :math:`x`, :math:`\xi` and :math:`K` in exact rationals
+    (``directed_rounding``: :math:`\eta` rounded down, the logarithm up). Raises ``ValueError`` -- a refusal that
+    depends on public quantities only, made before the data are read -- when
+    :math:`\xi/x > \frac34t`: float64's rounding is too large for ``tol`` at this ``n``, ``d`` and
+    :math:`\rho`."""
+    u = Fraction(UNIT_ROUNDOFF)
+    L, c = exact(float(loss.lipschitz)), exact(float(loss.curvature))
+    b_norm, R = exact(_upper(perturbation_norm, d)), exact(_upper(row_norm, d))
+    rho, tau = exact(float(reg)), exact(float(tol))
+    distance = tau / rho
+    step = round_down(1 / (rho + c * R * R))
+    eta = exact(step)
+    x = eta * rho
+    start = (R * L + b_norm / n) / rho
+    W = 2 * (R * L + b_norm / n + tau) / rho
+    E = exact(gradient_rounding_bound(n, d, float(reg), loss, round_up(W), float(b_norm), float(R)))
+    error = eta * E + u * (2 + u) * (start + distance + eta * E) + u * W
+    if not error / x <= Fraction(3, 4) * distance:
+        raise ValueError(f"{name} = {float(tol)!r} is too small for float64's gradient descent here: each step can err "
+                         f"by {float(error):.3g}, which accumulates to {float(error / x):.3g} > 3/4 of {name}/(lam + "
+                         f"Delta) = {float(distance):.3g} (n = {n}, d = {d}, lam + Delta = {float(reg)!r}; "
+                         f"dplr.solver.fixed_step_plan). This refusal depends only on public quantities, not on the "
+                         f"data. Fix: a larger {name} or a larger lam.")
+    slack = distance - error / x
+    steps = 0 if start <= slack else math.ceil(log_upper(start / slack) / x)
+    return FixedStepPlan(int(steps), step, float(reg), float(distance), round_up(start), round_up(error))
+
+
+def fixed_step_descent(X, y, loss, plan, b=None) -> np.ndarray:
+    r"""The fallback's point: ``plan.steps`` steps of gradient descent of size ``plan.step`` from :math:`w_0 = 0`
+    on :math:`J(w) = \frac\rho2\lVert w\rVert^2 + b^\top w/n + \frac1n\sum_i\ell(y_iw^\top x_i)`
+    (:math:`\rho` = ``plan.reg``), each gradient computed as :func:`gradient_rounding_bound`'s lemma assumes (margins
+    as inner products, the data term one matrix product divided by :math:`n`, three terms added). ``b``: ``None``,
+    one perturbation ``(d,)`` or ``k`` of them ``(k, d)``, solved together (the result's shape follows ``b``'s). Within
+    ``plan.distance`` of the exact minimiser on every data set (:func:`fixed_step_plan`). Cost: ``plan.steps``
+    passes of two matrix products over ``X``, whatever the data."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    n, d = X.shape
+    single = b is None or np.ndim(b) == 1
+    B = np.zeros((1, d)) if b is None else np.reshape(np.asarray(b, dtype=float), (-1, d))
+    offset = B / n
+    W = np.zeros_like(B)
+    for _ in range(plan.steps):
+        margins = (W @ X.T) * y  # y_i (w^T x_i): the sign flip is exact
+        first = loss.derivative(margins) * y
+        gradient = plan.reg * W + offset + (first @ X) / n
+        W = W - plan.step * gradient
+    return W[0] if single else W
