@@ -210,8 +210,8 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
     ``"certified"`` releases what a theorem covers (the book's ``thm-op-certified``;
     :func:`~dplr.calibration.certified_objective_perturbation_calibration`): ε split into :math:`\varepsilon_1` for
     the objective and :math:`\varepsilon_2` (1 %) for output noise, the objective solved until its point's true
-    gradient norm is certified at most ``gamma`` (default :math:`1/n^2`; else ``RuntimeError``, a refusal outside
-    the guarantee), then :math:`\eta \propto e^{-\beta_2\lVert\eta\rVert}` added, :math:`\beta_2 =
+    gradient norm is certified at most ``gamma`` (default :math:`1/n^2`; else the point of the fixed-step fallback,
+    :func:`dplr.solver.fixed_step_descent`, within the same distance of the minimiser on every data set), then :math:`\eta \propto e^{-\beta_2\lVert\eta\rVert}` added, :math:`\beta_2 =
     \varepsilon_2(\lambda+\Delta)/(2\gamma)`; the stream draws :math:`b`, then :math:`\eta`. It takes a scalar
     ``epsilon`` and no ``noise``; ``tol`` is then unused. A ``gamma`` float64 cannot certify at this ``n`` and λ is
     refused (``ValueError`` naming the smallest that works, :func:`~dplr.solver.stopping_tolerance`).

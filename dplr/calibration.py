@@ -306,7 +306,8 @@ def certified_objective_perturbation_calibration(epsilon, n, lam, gamma, curvatu
     the objective step is :func:`objective_perturbation_calibration` at :math:`\varepsilon_1` (``form`` as there: the
     theorem needs that step to be :math:`\varepsilon_1`-DP, which ``"nips2008"`` is not in general); :math:`r` uses
     :math:`\lambda + \Delta` rounded down and :math:`\beta_2` is rounded down (:mod:`dplr.directed_rounding`).
-    ``gamma`` is the gradient norm :func:`dplr.release.private_release` certifies or refuses.
+    ``gamma`` is the gradient norm :func:`dplr.release.private_release` certifies (or reaches by its fixed-step
+    fallback).
     """
     if check_input:
         epsilon, n, lam = check_epsilon(epsilon), _check_n(n), check_lambda(lam)
