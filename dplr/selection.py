@@ -12,9 +12,9 @@ geometric, :math:`\Pr[K = k] = \gamma (1 - \gamma)^{k - 1}`, independent of the 
 
 **Theorem** (Liu & Talwar 2019, random stopping, the pure case with no cap). If :math:`Q` is
 :math:`\varepsilon_0`-DP and its score has a continuous law on every data set (no atoms, so ties have probability
-0), then random stopping is :math:`3\varepsilon_0`-DP, for every :math:`\gamma \in (0, 1]`. (Their (ε, δ) form
-caps the runs at :math:`T = \max\{\ln(1/\delta_2)/\gamma,\ 1 + 1/(e\gamma)\}` and pays a δ; this module has no
-cap, so no δ.) The book proves it (``book/private_selection.ipynb``): with :math:`F_D(q) = \Pr[\text{score of }
+0), then random stopping is :math:`3\varepsilon_0`-DP, for every :math:`\gamma \in (0, 1]`. (They also treat
+(ε, δ)-DP runs and a cap on the number of runs, which costs a δ; this module has no cap, so no δ.) The book proves
+the pure, uncapped case (``book/private_selection.ipynb``): with :math:`F_D(q) = \Pr[\text{score of }
 Q(D) < q]`, the output has law :math:`\gamma\,(1 - (1-\gamma)F_D(q))^{-2}\,\mu_D(dx, dq)`; the base law
 :math:`\mu_D` moves by :math:`e^{\varepsilon_0}` and the weight by :math:`e^{2\varepsilon_0}`.
 
