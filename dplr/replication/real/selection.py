@@ -52,7 +52,7 @@ SCORE_SHARE = 0.1  # the share of each run's ε spent on its noisy training erro
 ALPHA = 0.05
 METHODS = ("algorithm3", "selection", "rule")
 CONTRASTS = (("selection", "algorithm3"), ("rule", "algorithm3"), ("rule", "selection"))
-DEFAULT_REPEATS = 30
+DEFAULT_REPEATS = 10
 
 #: The record's format (:mod:`dplr.replication.record`): one row per method, ε and repeat; ``n_fits`` is how many
 #: private fits the method ran (Algorithm 3: one per candidate; selection: the random number of runs; rule: 1).
