@@ -58,7 +58,7 @@ __all__ = [
     "data_independent_lambda",
 ]
 
-#: The theorem's multiple: random stopping over :math:`\varepsilon_0`-DP runs is :math:`3\varepsilon_0`-DP.
+#: Random stopping over :math:`\varepsilon_0`-DP runs is :math:`3\varepsilon_0`-DP (the theorem's multiple).
 SELECTION_MULTIPLE = 3
 
 
