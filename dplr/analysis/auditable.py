@@ -23,13 +23,15 @@ from dplr.analysis.audit import pair_data
 from dplr.analysis.neighbours import NeighbouringPair
 from dplr.analysis.privacy_loss import sensitivity_method_max_privacy_loss
 from dplr.analysis.privacy_loss_search import max_objective_perturbation_privacy_loss
+from dplr.calibration import grid_laplace_calibration
 from dplr.dpsgd import dpsgd_epsilon, dpsgd_train
 from dplr.gaussian import analytic_gaussian_sigma, gaussian_output_perturbation_calibration
 from dplr.learners import LEARNERS
 from dplr.losses import get_loss
-from dplr.calibration import grid_laplace_calibration
 from dplr.mechanisms import IsotropicGaussian, VectorLaplace
 from dplr.release import grid_laplace_release
+from dplr.selection import random_stopping, run_epsilon
+from dplr.validation import check_random_state
 
 __all__ = [
     "GridLaplaceMechanism",
@@ -41,6 +43,7 @@ __all__ = [
     "GaussianObjectivePerturbationMechanism",
     "ApproximateMinimaPerturbationMechanism",
     "DPSGDMechanism",
+    "PrivateSelectionMechanism",
 ]
 
 
@@ -251,3 +254,34 @@ class DPSGDMechanism:
     def epsilon(self, delta, neighbouring="replace", accountant="pld") -> float:
         """What the accountant claims (:func:`dplr.dpsgd.dpsgd_epsilon`; needs the extra ``dplr[accounting]``)."""
         return dpsgd_epsilon(self.noise_multiplier, self.sampling_rate, self.steps, delta, neighbouring, accountant)
+
+
+@dataclass(frozen=True)
+class PrivateSelectionMechanism:
+    r"""Liu & Talwar's random stopping (:func:`dplr.selection.random_stopping`) over a Laplace count, auditable.
+
+    Each run releases :math:`(v + \eta, v + \eta)` -- a candidate and its score, both the count :math:`v` plus one
+    Laplace draw of rate :attr:`run_epsilon` (sensitivity 1, :class:`dplr.mechanisms.VectorLaplace`): an
+    :math:`\varepsilon_0`-DP run with a continuous score. The output is the best run's score. The claim is
+    ``epsilon``-DP with :math:`\varepsilon_0 = \varepsilon/3` (:func:`dplr.selection.run_epsilon`), the theorem's
+    calibration; the data are the count :math:`v`. No closed form of the loss here: audit with ``exact=False``.
+    """
+
+    epsilon: float
+    stop_probability: float = 0.1
+
+    @property
+    def run_epsilon(self) -> float:
+        return run_epsilon(self.epsilon)
+
+    def __call__(self, value, random_state=None, size=None):
+        noise = VectorLaplace.from_rate(1, self.run_epsilon)
+        v = float(np.asarray(value, dtype=float).reshape(-1)[0])
+
+        def run(stream):
+            score = v + float(noise.sample(random_state=stream)[0])
+            return score, score
+
+        streams = check_random_state(random_state).spawn(1 if size is None else int(size))
+        outputs = np.array([random_stopping(run, self.stop_probability, s).score for s in streams])
+        return outputs[:, None] if size is not None else outputs
