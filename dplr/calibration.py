@@ -65,8 +65,8 @@ MAX_NOISE_SCALE = 1e150
 #: (a public rule, as approximate minima perturbation's 1 %: :func:`certified_objective_perturbation_calibration`).
 CERTIFIED_OUTPUT_FRACTION = 0.01
 
-#: What objective perturbation releases: ``"certified"``, a solver's point certified within :math:`\gamma` of
-#: gradient norm plus output noise (:func:`certified_objective_perturbation_calibration`, the book's theorem
+#: The values of objective perturbation's ``release`` -- ``"certified"``, a solver's point certified within
+#: :math:`\gamma` of gradient norm plus output noise (:func:`certified_objective_perturbation_calibration`, the book's theorem
 #: ``thm-op-certified``), or ``"exact_minimiser"``, the solver's point as if it were the exact minimiser -- the
 #: papers' idealisation, which no theorem covers for a solver's point.
 OBJECTIVE_PERTURBATION_RELEASES = ("certified", "exact_minimiser")

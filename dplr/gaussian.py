@@ -125,7 +125,7 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
     equality. It is bracketed (doubling and halving from :math:`\Delta`) and found by Brent's method
     (``scipy.optimize.brentq``, relative tolerance 1e-12) on the float64 profile, then rounded *up* until the
     condition holds in high precision: the float64 profile cancels badly at small ε or tiny δ (its root was found
-    up to 1e-8 relative below the exact one), so the condition is decided by :func:`_profile_exceeds` -- the
+    up to 1e-8 relative below the exact one), so the condition is decided by ``_profile_exceeds`` -- the
     profile in 60- and 120-digit arithmetic (``mpmath``), required to agree, with a relative margin of
     :math:`10^{-30}` -- and :math:`\sigma` multiplied by :math:`1 +` :data:`GAUSSIAN_SIGMA_RTOL` (the step doubling)
     until it holds. This is a high-precision evaluation, not a proof with interval bounds: the result is at least

@@ -6,7 +6,7 @@ privacy target and the loss. Its :meth:`Learner.release` calls the algorithm wit
 them: ``release(X, y, epsilon=..., delta=..., loss=..., **parameters)``, the privacy target only where the guarantee
 has it. :data:`LEARNERS` is the registry of the book's algorithms; the scikit-learn estimators
 (:mod:`dplr.estimators`), the auditable forms (:mod:`dplr.analysis.auditable`) and the modern study's contenders
-(:mod:`dplr.replication.modern.contenders`) call their algorithm through it. The privacy theorems and their
+(``dplr.replication.modern.contenders``) call their algorithm through it. The privacy theorems and their
 conditions are stated where the algorithms live.
 """
 from __future__ import annotations
@@ -47,7 +47,7 @@ class Learner:
 
     @property
     def privacy_target(self) -> tuple:
-        """The names of the privacy target's parameters: ``()``, ``("epsilon",)`` or ``("epsilon", "delta")``."""
+        """The privacy target's parameter names -- ``()``, ``("epsilon",)`` or ``("epsilon", "delta")``."""
         return GUARANTEES[self.guarantee]
 
     def release(self, X, y, *, epsilon=None, delta=None, **parameters):

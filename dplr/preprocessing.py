@@ -92,7 +92,7 @@ def append_constant_feature(X, scale):
     :math:`b = s\,w_{d+1}`, regularised as :math:`\lambda b^2/(2s^2)` beside the other weights'
     :math:`\lambda \lVert w\rVert^2/(2(1 - s^2))` in the original units: a larger :math:`s` frees the intercept and
     shrinks the other features, whose signal then competes with more noise. This is the KDDCup99 ``"constant"``
-    coding (:func:`dplr.datasets.kddcup99_features`) with a public scale; an intercept regularised on its own would
+    coding (:func:`~dplr.datasets.kddcup99.kddcup99_features`) with a public scale; an intercept regularised on its own would
     need a privacy proof of its own, which the book does not give.
 
     ``X``'s rows must lie in the unit ball (:func:`dplr.ball.check_rows_in_ball`: refused beyond rounding); a row
