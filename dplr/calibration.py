@@ -331,8 +331,8 @@ def certified_objective_perturbation_calibration(epsilon, n, lam, gamma, curvatu
                                                      round_up(distance), output_rate)
 
 
-#: The hardened release's grid is the largest power of two :math:`g \le S/(\text{GRID\_REFINEMENT}\sqrt d)`: rounding to
-#: it adds :math:`d` grid steps to an L1 sensitivity of at least :math:`\text{GRID\_REFINEMENT}\cdot d`, a relative
+#: The hardened release's grid is the largest power of two :math:`g \le S/(\text{GRID\_REFINEMENT}\sqrt d)`, so
+#: rounding to it adds :math:`d` grid steps to an L1 sensitivity of at least :math:`\text{GRID\_REFINEMENT}\cdot d`, a relative
 #: cost in noise of at most :math:`1/\text{GRID\_REFINEMENT}`.
 GRID_REFINEMENT = 1024
 #: The discrete Laplace scale :math:`\tau` is rounded *up* to a multiple of :math:`1/\text{SCALE\_DENOMINATOR}`

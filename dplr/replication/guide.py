@@ -153,12 +153,15 @@ def size_result_table(sizes, name, caption=None, names=None):
                         rename={f"n{i}": f"size {i}" for i in range(1, 9)}, compact=True)
 
 
-def intercept_table(gains, name, caption=None, names=None):
+def intercept_table(gains, name, caption=None, names=None, epsilons=None):
     """The constant feature's paired comparisons (:func:`dplr.replication.real.intercept.paired_gains`) as a table:
     per data set, loss and method (rows) and ε (columns), the mean difference with − without in test error and the
     rule's verdict -- "better" or "worse" with the constant feature where the Holm-corrected test supports it, "~"
-    where it does not. ``names`` maps the data sets' keys to the names shown."""
+    where it does not. ``names`` maps the data sets' keys to the names shown; ``epsilons`` keeps those ε only (a
+    narrower table)."""
     private = gains[gains.method != "nonprivate"]
+    if epsilons is not None:
+        private = private[private.epsilon.isin(list(epsilons))]
     private = private.assign(_l=private.loss.map(_LOSS_ORDER))
     out = []
     for (data, _, loss, method), group in private.groupby(["data", "_l", "loss", "method"], sort=True):
