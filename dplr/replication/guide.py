@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dplr.replication.tables import CONTENDER_NAMES, result_table
+from dplr.replication.tables import CONTENDER_NAMES, result_table, signed
 
 __all__ = ["PURE_EPSILON", "REFERENCE", "choices", "size_table", "guide_table", "size_result_table", "intercept_table"]
 
@@ -110,12 +110,6 @@ _LOSS_ORDER = {"logistic": 0, "huber": 1}
 _LOSS_NAMES = {"logistic": "logistic", "huber": "Huber"}
 
 
-def _excess(x):
-    """An excess error to three decimals with its sign; one that rounds to zero is "0.000", whatever its sign."""
-    text = f"{x:+.3f}"
-    return "0.000" if text in ("+0.000", "-0.000") else text
-
-
 def guide_table(rows, key, name, caption=None):
     """The guide's table for data set ``key`` from :func:`choices`: per loss and ε, the pure-ε and the (ε, δ) choice,
     each with its mean test error (95% t-interval half-width), its excess over the non-private reference and its
@@ -131,7 +125,7 @@ def guide_table(rows, key, name, caption=None):
             line[title] = CONTENDER_NAMES[r[kind]] + mark
             half = (r[f"{kind}_high"] - r[f"{kind}_low"]) / 2
             line[f"{title}: error"] = f"{r[f'{kind}_error']:.3f} ± {half:.3f}"
-            line[f"{title}: excess"] = _excess(r[f"{kind}_excess"])
+            line[f"{title}: excess"] = signed(r[f"{kind}_excess"], 3)
             line[f"{title}: s"] = f"{r[f'{kind}_seconds']:.2f}"
         out.append(line)
     right = [c for c in out[0] if c not in ("loss", "pure ε", "(ε, δ)")]
@@ -147,7 +141,7 @@ def size_result_table(sizes, name, caption=None, names=None):
     for (data, _, loss, eps), group in frame.groupby(["data", "_l", "loss", "epsilon"], sort=True):
         line = {"data": (names or {}).get(data, data), "loss": _LOSS_NAMES.get(loss, loss), "ε": f"{eps:g}"}
         for i, (_, r) in enumerate(group.sort_values("n").iterrows()):
-            line[f"n{i + 1}"] = f"{r.n:,}: {_excess(r.excess)}"
+            line[f"n{i + 1}"] = f"{r.n:,}: {signed(r.excess, 3)}"
         out.append(line)
     return result_table(out, name=name, caption=caption, right=[c for c in out[0] if c.startswith("n")],
                         rename={f"n{i}": f"size {i}" for i in range(1, 9)}, compact=True)
@@ -169,8 +163,7 @@ def intercept_table(gains, name, caption=None, names=None, epsilons=None):
                 "method": CONTENDER_NAMES[method]}
         for _, r in group.sort_values("epsilon").iterrows():
             word = {"constant better": "better", "without better": "worse"}.get(r.verdict, "~")
-            shown = f"{r.mean_difference:+.4f}"
-            line[f"ε = {r.epsilon:g}"] = f"{'0.0000' if shown in ('+0.0000', '-0.0000') else shown} {word}"
+            line[f"ε = {r.epsilon:g}"] = f"{signed(r.mean_difference)} {word}"
         out.append(line)
     return result_table(out, name=name, caption=caption, right=[c for c in out[0] if c.startswith("ε")],
                         compact=True)

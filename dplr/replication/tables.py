@@ -30,7 +30,7 @@ __all__ = ["format_table", "result_table", "ResultTable", "styled", "StyledTable
            "PDF_TABLE_CHARACTERS", "PDF_COLUMN_CHARACTERS", "PDF_WIDE_SIZES",
            "figure1_tables", "thesis_verdict_table", "thesis_ranking_table", "THESIS_SWITCHES", "WIDTH", "wrap",
            "real_comparison_table", "CONTENDER_NAMES", "modern_error_table", "modern_loss_error_table",
-           "modern_comparison_table"]
+           "modern_comparison_table", "signed"]
 
 #: The widest printed line (characters) that fits the site's content column at 1280 px (about 85 fit).
 WIDTH = 80
@@ -369,11 +369,11 @@ def thesis_ranking_table(table, k, *, name, caption, published, switches=THESIS_
                         caption=caption, rename=rename, footer=footer, right=["reproduced"], compact=True)
 
 
-def _signed(x):
-    """``x`` to four decimals with its sign (differences of error rates of a few in 10,000 test records are
-    compared); a value that rounds to zero is "0.0000", whatever its sign."""
-    text = f"{x:+.4f}"
-    return "0.0000" if text in ("+0.0000", "-0.0000") else text
+def signed(x, decimals=4) -> str:
+    """``x`` to ``decimals`` decimals with its sign (differences of error rates of a few in 10,000 test records are
+    compared at four); a value that rounds to zero is printed unsigned ("0.0000"), whatever its sign."""
+    text = f"{x:+.{decimals}f}"
+    return text[1:] if float(text) == 0 else text
 
 
 def _p_value(p):
@@ -397,7 +397,7 @@ def real_comparison_table(points, comparisons, part, name, caption=None):
         if part == "curve":
             row["n"] = f"{int(c.n):,}"
         row.update({"Alg. 2": f"{m['objective']:.3f}", "Alg. 1": f"{m['sensitivity']:.3f}",
-                    "Alg. 2 − Alg. 1 [95% CI]": f"{_signed(c.mean_difference)} [{_signed(c.ci_low)}, {_signed(c.ci_high)}]",
+                    "Alg. 2 − Alg. 1 [95% CI]": f"{signed(c.mean_difference)} [{signed(c.ci_low)}, {signed(c.ci_high)}]",
                     "p (Holm)": _p_value(c.p_holm), "verdict": c.verdict})
         rows.append(row)
     right = ["ε", "n", "Alg. 2", "Alg. 1", "Alg. 2 − Alg. 1 [95% CI]", "p (Holm)"]
@@ -462,7 +462,7 @@ def modern_comparison_table(comparisons, key, name, caption=None, reference="obj
                 continue
             c = cells.loc[(loss, eps, m)]
             word = "~" if c.verdict == "no difference shown" else ("better" if c.verdict.startswith(m) else "worse")
-            shown = _signed(c.mean_difference)
+            shown = signed(c.mean_difference)
             if shown == "0.000" and word != "~":  # a supported difference below 0.0005: one more digit shows its sign
                 shown = f"{c.mean_difference:+.4f}"
             row[CONTENDER_NAMES[m]] = f"{shown} {word}"
