@@ -1,4 +1,4 @@
-r"""Floating point, attacked and defended: Mironov's support test and his snapping mechanism (scalar case).
+r"""Floating point, attacked and defended: the support tests of Mironov and Jin et al., and Mironov's snapping.
 
 Mironov (CCS 2012, "On significance of the least significant bits for differential privacy") showed that a
 textbook floating-point Laplace sampler, :math:`o = v - b\,\mathrm{sign}(u)\log(1 - 2|u|)` with :math:`u` a
@@ -44,6 +44,22 @@ it says "possible" conservatively: outputs whose noise magnitude is at least :ma
 tail branch, probability about :math:`e^{-r} \approx 4.5\cdot 10^{-4}`, not modelled), and wedge draws whose
 acceptance probability rounds to 0. "Unreachable" is therefore certain; the distinguishing rate it gives is a
 lower bound on the attack's.
+
+**dplr's Gaussian release** (Jin, McMurtry, Rubinstein & Ohrimenko, "Are we there yet? Timing and floating-point
+attacks on differential privacy systems", IEEE S&P 2022: the floating-point support attack, on Gaussian samplers).
+:func:`dplr.gaussian.gaussian_mechanism` releases :math:`o = \mathrm{fl}(v + \mathrm{fl}(\sigma Z))` per coordinate,
+:math:`Z` from ``Generator.standard_normal``: numpy's normal ziggurat (``random_standard_normal``), whose 64-bit word
+gives a layer (8 bits), a sign (1 bit) and a 52-bit integer ``rabs``, :math:`Z = \pm\mathrm{fl}(\mathrm{rabs}\cdot
+w_{idx})`. With one bit fewer than the exponential's, consecutive products of one layer (edge :math:`x_i`) are
+:math:`x_i/2^m > 1` doubles apart in the binade :math:`[2^m, 2^{m+1})`: each layer misses doubles, and near the top
+of the range, where few layers overlap, so does their union. Scaling by :math:`\sigma` and adding :math:`v` round
+again; released from 0, an output near 0 keeps low bits finer than :math:`\mathrm{fl}(1 + \mathrm{fl}(\sigma Z))`
+can produce. :func:`normal_ziggurat_tables` pins numpy's widths from its
+own draws (the recursion with Marsaglia & Tsang's 12-digit area is about :math:`3\cdot 10^{-10}` off),
+:func:`replay_standard_normal` replays the sampler bit for bit, and :func:`dplr_gaussian_support` is the support
+test, per coordinate, exact up to the same conservative treatment of the wedge and the tail.
+
+Over 400 lines because it rebuilds two of numpy's samplers bit for bit, each with its exact support test.
 """
 from __future__ import annotations
 
@@ -55,7 +71,8 @@ import numpy as np
 from scipy import stats
 
 from dplr.directed_rounding import exact, round_down
-from dplr.mechanisms import VectorLaplace, laplace_mechanism
+from dplr.gaussian import analytic_gaussian_sigma
+from dplr.mechanisms import IsotropicGaussian, VectorLaplace, laplace_mechanism
 from dplr.validation import check_positive_finite, check_random_state
 
 __all__ = [
@@ -70,6 +87,13 @@ __all__ = [
     "replay_standard_exponential",
     "dplr_laplace",
     "dplr_laplace_support",
+    "ZIGGURAT_NOR_R",
+    "NormalZiggurat",
+    "normal_ziggurat_tables",
+    "replay_standard_normal",
+    "dplr_gaussian",
+    "dplr_gaussian_support",
+    "gaussian_distinguishing_rate",
 ]
 
 _HALF = 2 ** 52  # |k - 2^52| ranges over 0 .. 2^52
@@ -158,19 +182,23 @@ class DistinguishingRate:
 def distinguishing_rate(sampler, support, v0, v1, n, random_state=None, confidence=0.95):
     r"""Sample ``n`` outputs ``sampler(v0, n, rng)`` and count those with ``support(outputs, v1)`` False.
 
+    Outputs are scalars (shape ``(n,)``) or vectors (``(n, d)``, one support answer per row); non-finite ones are
+    dropped. The count's law is Binomial(n, p), p the probability that :math:`M(v_0)` lands outside the support of
+    :math:`M(v_1)`: such an event has probability 0 under :math:`M(v_1)`, so (ε, δ)-DP requires :math:`\delta \ge p`.
+
     Returns a :class:`DistinguishingRate` with the exact (Clopper–Pearson) interval: a count of 0 bounds the rate
     from above, it does not show it is 0.
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}.")
-    outputs = sampler(v0, n, check_random_state(random_state))
-    outputs = outputs[np.isfinite(outputs)]
+    outputs = np.asarray(sampler(v0, n, check_random_state(random_state)))
+    outputs = outputs[np.all(np.isfinite(outputs.reshape(len(outputs), -1)), axis=1)]  # rows: vector outputs
     own = support(outputs, v0)
     if not np.all(own):
         raise AssertionError("a sampled output is not reachable from its own input: the support test is wrong.")
-    count = int(np.sum(~support(outputs, v1)))
-    ci = stats.binomtest(count, outputs.size).proportion_ci(confidence_level=confidence, method="exact")
-    return DistinguishingRate(count, int(outputs.size), count / outputs.size, float(ci.low), float(ci.high))
+    count, size = int(np.sum(~support(outputs, v1))), len(outputs)
+    ci = stats.binomtest(count, size).proportion_ci(confidence_level=confidence, method="exact")
+    return DistinguishingRate(count, size, count / size, float(ci.low), float(ci.high))
 
 
 def snapping_mechanism(value, sensitivity, epsilon, bound, random_state=None):
@@ -324,6 +352,34 @@ def _release(value, theta, sign, we, ri):
     return value + sign * ((ri.astype(np.float64) * we) * theta)
 
 
+def _ziggurat_support(o, value, scale, widths, n_ri, tail, chunk=256):
+    r"""Whether each output in the 1-d array ``o`` is :math:`\mathrm{fl}(v \pm \mathrm{fl}(\mathrm{fl}(k w_i)\,s))`
+    for some layer :math:`i`, sign and integer :math:`0 \le k <` ``n_ri``, or at least ``tail`` from ``value`` (the
+    ziggurat's tail branch, conservatively). For a fixed layer and sign the release is monotone in :math:`k` (every
+    operation is monotone under round-to-nearest), so bisection finds the least :math:`k` whose release reaches the
+    output, the only candidate; the answer is exact for that set of states."""
+    reachable = (o >= value + tail) | (o <= value - tail)
+    steps = int(n_ri).bit_length() + 1
+    for start in range(0, o.size, chunk):
+        part = o[start:start + chunk]
+        target = part[:, None]
+        hit = np.zeros(part.shape, dtype=bool)
+        for sign in (1.0, -1.0):
+            lo = np.zeros((part.size, widths.size), dtype=np.int64)
+            hi = np.full((part.size, widths.size), n_ri - 1, dtype=np.int64)
+            for _ in range(steps):
+                active = lo < hi
+                if not active.any():
+                    break
+                mid = (lo + hi) // 2
+                ge = sign * _release(value, scale, sign, widths, mid) >= sign * target
+                hi = np.where(active & ge, mid, hi)
+                lo = np.where(active & ~ge, mid + 1, lo)
+            hit |= np.any(_release(value, scale, sign, widths, lo) == target, axis=1)
+        reachable[start:start + chunk] |= hit
+    return reachable
+
+
 def dplr_laplace_support(outputs, value, sensitivity, epsilon, chunk=256):
     r"""Whether each output can be released by :func:`dplr.mechanisms.laplace_mechanism` from the float ``value``.
 
@@ -337,23 +393,190 @@ def dplr_laplace_support(outputs, value, sensitivity, epsilon, chunk=256):
     # the scale the release multiplies by, computed as dplr.mechanisms.laplace_mechanism computes it
     theta = VectorLaplace.from_rate(1, round_down(exact(epsilon) / exact(sensitivity))).scale
     we = exponential_ziggurat_tables().we
-    tail = ZIGGURAT_EXP_R * theta
-    reachable = (o >= value + tail) | (o <= value - tail)  # the tail branch, conservatively
-    for start in range(0, o.size, chunk):
-        part = o[start:start + chunk]
-        target = part[:, None]
-        hit = np.zeros(part.shape, dtype=bool)
-        for sign in (1.0, -1.0):
-            lo = np.zeros((part.size, 256), dtype=np.int64)
-            hi = np.full((part.size, 256), 2 ** 53 - 1, dtype=np.int64)
-            for _ in range(54):
-                active = lo < hi
-                if not active.any():
-                    break
-                mid = (lo + hi) // 2
-                ge = sign * _release(value, theta, sign, we, mid) >= sign * target
-                hi = np.where(active & ge, mid, hi)
-                lo = np.where(active & ~ge, mid + 1, lo)
-            hit |= np.any(_release(value, theta, sign, we, lo) == target, axis=1)
-        reachable[start:start + chunk] |= hit
+    return _ziggurat_support(o, value, theta, we, 2 ** 53, ZIGGURAT_EXP_R * theta, chunk)
+
+
+# --- dplr's Gaussian release: numpy's normal ziggurat (Jin et al. 2022's attack, specialised) ----------------------
+
+#: The normal ziggurat's tail start r (numpy's ``ziggurat_nor_r``; Marsaglia & Tsang 2000, 256 layers).
+ZIGGURAT_NOR_R = 3.6541528853610088
+_NOR_INV_R = 0.27366123732975827203338247596  # numpy's ziggurat_nor_inv_r, 1/r as a literal (the tail multiplies by it)
+_NOR_AREA = 0.00492867323399  # the area v of each layer, as Marsaglia & Tsang print it (12 digits)
+_TWO52 = 2.0 ** 52
+
+
+@dataclass(frozen=True)
+class NormalZiggurat:
+    """The tables of numpy's normal ziggurat: widths ``wi`` (exact, pinned by draws), bounds ``ki`` and heights
+    ``fi`` (recomputed from the pinned widths; they decide only which path a draw takes, never its value)."""
+
+    wi: np.ndarray
+    ki: np.ndarray
+    fi: np.ndarray
+
+
+def _normal_recursion_widths():
+    """Marsaglia & Tsang's recursion x_i = sqrt(-2 log(v/x_{i+1} + f(x_{i+1}))), f(x) = e^{-x^2/2}: widths x_i/2^52."""
+    wi = np.zeros(256)
+    x1 = ZIGGURAT_NOR_R
+    f1 = math.exp(-0.5 * x1 * x1)
+    wi[255], wi[0] = x1 / _TWO52, _NOR_AREA / f1 / _TWO52
+    for i in range(254, 0, -1):
+        x = math.sqrt(-2.0 * math.log(_NOR_AREA / x1 + f1))
+        wi[i], f1, x1 = x / _TWO52, math.exp(-0.5 * x * x), x
+    return wi
+
+
+def _normal_tables_from_widths(wi):
+    """``ki`` and ``fi`` from the layer edges x_i = 2^52 w_i: k_i = floor(2^52 x_{i-1}/x_i) (k_0 = floor(r/w_0),
+    k_1 = 0: the top layer always takes the wedge test), f_i = e^{-x_i^2/2} (f_0 = 1)."""
+    x = wi * _TWO52
+    ki = np.zeros(256, dtype=np.uint64)
+    ki[0] = int(ZIGGURAT_NOR_R / wi[0])
+    for i in range(2, 256):
+        ki[i] = int(x[i - 1] / x[i] * _TWO52)
+    fi = np.array([1.0] + [math.exp(-0.5 * xi * xi) for xi in x[1:]])  # libm's exp, as numpy's C code calls it
+    return NormalZiggurat(wi, ki, fi)
+
+
+def replay_standard_normal(raw, n, tables, trace=False):
+    r"""numpy's ``random_standard_normal`` (numpy 2.x) replayed on the raw 64-bit words ``raw`` (``random_raw()``).
+
+    Per draw: a word :math:`r`; layer ``idx`` = its low 8 bits, then the sign bit, then a 52-bit integer
+    ``rabs``; :math:`x = \pm\mathrm{fl}(\mathrm{rabs}\cdot w_{idx})`, returned at once when ``rabs`` < ``ki[idx]``.
+    Otherwise a uniform :math:`u` (53 bits) decides the wedge, :math:`(f_{idx-1} - f_{idx})u + f_{idx} <
+    e^{-x^2/2}`, or, in layer 0, the tail :math:`\pm(r + \xi)`, :math:`\xi = -\log(1 - u_1)\cdot\mathrm{fl}(1/r)` accepted when
+    :math:`-2\log(1 - u_2) > \xi^2`, its sign bit 8 of ``rabs``. Returns ``n`` draws (with ``trace``, per draw
+    ``(idx, rabs)`` of the returned ziggurat value, idx -1 for a tail draw). Raises if ``raw`` runs out.
+    """
+    out = np.empty(n)
+    idxs = np.full(n, -1, dtype=np.int64)
+    rabss = np.zeros(n, dtype=np.int64)
+    pos = 0
+    for i in range(n):
+        while True:
+            word = int(raw[pos]) >> 8
+            idx = int(raw[pos]) & 0xFF
+            pos += 1
+            rabs = (word >> 1) & 0x000FFFFFFFFFFFFF
+            x = rabs * float(tables.wi[idx])
+            if word & 1:
+                x = -x
+            if rabs < int(tables.ki[idx]):
+                out[i], idxs[i], rabss[i] = x, idx, rabs
+                break
+            if idx == 0:
+                while True:
+                    xx = -_NOR_INV_R * math.log1p(-_next_double(raw[pos]))
+                    yy = -math.log1p(-_next_double(raw[pos + 1]))
+                    pos += 2
+                    if yy + yy > xx * xx:
+                        break
+                out[i] = -(ZIGGURAT_NOR_R + xx) if (rabs >> 8) & 1 else ZIGGURAT_NOR_R + xx
+                break
+            u = _next_double(raw[pos])
+            pos += 1
+            if (tables.fi[idx - 1] - tables.fi[idx]) * u + tables.fi[idx] < math.exp(-0.5 * x * x):
+                out[i], idxs[i], rabss[i] = x, idx, rabs
+                break
+    return (out, idxs, rabss) if trace else out
+
+
+@lru_cache(maxsize=1)
+def normal_ziggurat_tables(n_draws=2 ** 15, seed=20220522):
+    """numpy's normal ziggurat tables: every width pinned exactly by ``n_draws`` of numpy's own draws
+    (``PCG64(seed)``), ``ki`` and ``fi`` recomputed from them; raises unless the tables replay those draws bit for bit.
+
+    The recursion (:func:`_normal_recursion_widths`, with the 12-digit area) lands about 3e-10 (relative) from
+    numpy's widths, so each width is searched near the ratio ``x / rabs`` of its layer's draw with the largest
+    ``rabs`` and must then map every draw of its layer exactly (within 1e-9 of the recursion's, or it raises).
+    """
+    approx = _normal_tables_from_widths(_normal_recursion_widths())
+    raw = np.random.PCG64(seed).random_raw(3 * n_draws)
+    # numpy's draws as the mechanism makes them: standard_normal times sigma = 1 (exact)
+    drawn = IsotropicGaussian.from_sigma(1, 1.0).sample(n_draws, np.random.Generator(np.random.PCG64(seed)))[:, 0]
+    _, idxs, rabss = replay_standard_normal(raw, n_draws, approx, trace=True)
+    wi = approx.wi.copy()
+    for idx in range(256):
+        at = (idxs == idx) & (rabss > 0)
+        if not at.any():
+            raise RuntimeError(f"layer {idx} got no draw: raise n_draws.")
+        ri, x = rabss[at], np.abs(drawn[at])
+        top = int(np.argmax(ri))
+        wi[idx] = _pin_width(ri, x, x[top] / float(ri[top]))
+        if abs(wi[idx] - approx.wi[idx]) > 1e-9 * approx.wi[idx]:
+            raise RuntimeError("the replay disagrees with numpy: has numpy's normal sampler changed?")
+    tables = _normal_tables_from_widths(wi)
+    if not np.array_equal(replay_standard_normal(raw, n_draws, tables), drawn):
+        raise RuntimeError("the pinned tables do not replay numpy bit for bit.")
+    return tables
+
+
+def dplr_gaussian(value, sensitivity, epsilon, delta, size, random_state=None):
+    r"""``size`` releases of :func:`dplr.gaussian.gaussian_mechanism` on ``value`` (a float or a 1-d array), one stream.
+
+    Bit for bit the outputs of ``size`` successive calls (a test checks it): :math:`\sigma` =
+    :func:`dplr.gaussian.analytic_gaussian_sigma` computed once, then ``value + standard_normal((size, d)) * sigma``
+    as :meth:`dplr.mechanisms.IsotropicGaussian.sample` draws it. Shape ``(size,)`` for a scalar, ``(size, d)``.
+    """
+    flat = np.atleast_1d(np.asarray(value, dtype=float))
+    if flat.ndim != 1 or not np.all(np.isfinite(flat)):
+        raise ValueError(f"value must be a finite float or 1-d array, got {value!r}.")
+    sigma = analytic_gaussian_sigma(epsilon, delta, sensitivity)
+    out = flat + IsotropicGaussian.from_sigma(flat.size, sigma).sample(size, check_random_state(random_state))
+    return out[:, 0] if np.ndim(value) == 0 else out
+
+
+def dplr_gaussian_support(outputs, value, sensitivity, epsilon, delta, chunk=128):
+    r"""Whether each output can be released by :func:`dplr.gaussian.gaussian_mechanism` from ``value``: Jin et al.'s
+    floating-point support test on numpy's normal ziggurat.
+
+    Jin, McMurtry, Rubinstein & Ohrimenko, "Are we there yet? Timing and floating-point attacks on differential
+    privacy systems", IEEE S&P 2022: a float Gaussian release :math:`o = \mathrm{fl}(v + \mathrm{fl}(\sigma Z))`
+    reaches only the doubles its sampler's states map to, and which ones depends on :math:`v`; an output of
+    :math:`M(v_0)` that no state maps to from :math:`v_1` identifies :math:`v_0`. Here the sampler is numpy's
+    ziggurat (:func:`replay_standard_normal`): per coordinate
+    :math:`o_j = \mathrm{fl}(v_j \pm \mathrm{fl}(\sigma\,\mathrm{fl}(k\,w_i)))` for a layer :math:`i`, a sign and a
+    52-bit integer :math:`k`. For each of the 256 layers and both signs the release is monotone in :math:`k`, so
+    bisection over :math:`[0, 2^{52})` finds the only candidate, which must map to :math:`o_j` exactly.
+
+    Conservative in the direction that keeps "unreachable" certain: every :math:`k < 2^{52}` of every layer counts
+    (the fast path takes :math:`k < k_i`; the wedge test can return the same :math:`\mathrm{fl}(k w_i)` for larger
+    :math:`k`, with a probability this test does not compute, and in layer 0 such :math:`k` go to the tail instead),
+    and every output at least :math:`\mathrm{fl}(\sigma r)` from :math:`v_j` counts as reachable (the tail
+    :math:`|Z| \ge r`, probability about :math:`2.6\cdot 10^{-4}`, not modelled). The 64-bit words are modelled as
+    free (every word possible, the coordinates' draws independent); PCG64 reaching fewer states only removes
+    outputs. So False -- some coordinate unreachable -- is certain, and :func:`distinguishing_rate` with this test
+    is a lower bound on the support attack's rate. ``outputs``: shape ``(n,)`` for a scalar ``value``, ``(n, d)``
+    for a ``d``-vector; returns one boolean per output (all its coordinates reachable).
+    """
+    flat = np.atleast_1d(np.asarray(value, dtype=float))
+    o = np.asarray(outputs, dtype=float)
+    if flat.ndim != 1:
+        raise ValueError(f"value must be a float or a 1-d array, got shape {flat.shape}.")
+    scalar = np.ndim(value) == 0
+    o2 = np.atleast_1d(o)[:, None] if scalar and o.ndim <= 1 else o
+    if o2.ndim != 2 or o2.shape[1] != flat.size or (scalar and o.ndim > 1):
+        shape = "(n,)" if scalar else f"(n, {flat.size})"
+        raise ValueError(f"outputs must have shape {shape} for this value, got {o.shape}.")
+    sigma = analytic_gaussian_sigma(epsilon, delta, sensitivity)
+    wi = normal_ziggurat_tables().wi
+    reachable = np.ones(o2.shape[0], dtype=bool)
+    for j in range(flat.size):
+        oj, vj = _support_inputs(o2[:, j], flat[j])
+        reachable &= _ziggurat_support(oj, vj, sigma, wi, 2 ** 52, ZIGGURAT_NOR_R * sigma, chunk)
     return reachable
+
+
+def gaussian_distinguishing_rate(v0, v1, sensitivity, epsilon, delta, n, random_state=None, confidence=0.95):
+    r"""Jin et al.'s support attack on :func:`dplr.gaussian.gaussian_mechanism`: :func:`distinguishing_rate` of
+    :math:`M(v_0)` against :math:`M(v_1)` with :func:`dplr_gaussian` and :func:`dplr_gaussian_support`.
+
+    ``v0``, ``v1``: floats or 1-d arrays of one length (a vector release is tested per coordinate). The rate is
+    the probability that an output of :math:`M(v_0)` is certainly not an output of :math:`M(v_1)`, estimated from
+    ``n`` draws with its Clopper–Pearson interval; (ε, δ)-DP of the float release needs δ at least that
+    probability when :math:`\lVert v_0 - v_1\rVert \le` ``sensitivity`` (the caller's to check).
+    """
+    return distinguishing_rate(lambda v, size, rng: dplr_gaussian(v, sensitivity, epsilon, delta, size, rng),
+                               lambda o, v: dplr_gaussian_support(o, v, sensitivity, epsilon, delta),
+                               v0, v1, n, random_state=random_state, confidence=confidence)
