@@ -37,7 +37,9 @@ power-of-two grid :math:`g\mathbb{Z}^d`, adds integer noise from :class:`Discret
 integer arithmetic on the ``Generator``'s uniform integers, by Canonne, Kamath & Steinke's (NeurIPS 2020)
 Algorithms 1-2, with no floating-point transcendental function -- and releases the grid points :math:`gk`, which are
 exact float64 numbers. Its calibration is :func:`dplr.calibration.grid_laplace_calibration`; the book's chapter on
-floating point proves it. The module is over 400 lines because every sampler of noise lives here (a test checks it).
+floating point proves it. Its (ε, δ) counterpart :class:`GridGaussian` adds :class:`DiscreteGaussian` indices instead
+(the same paper's Algorithm 3, on the same integer primitives; calibrated by
+:func:`dplr.gaussian.grid_gaussian_calibration`). The module is over 400 lines because every sampler of noise lives here (a test checks it).
 
 The functions :func:`sample_vector_laplace`, :func:`vector_laplace_log_density`,
 :func:`vector_laplace_norm_distribution` and :func:`vector_laplace_privacy_loss` are the same
@@ -536,7 +538,7 @@ class DiscreteGaussian:
     Added to an integer vector of L2 sensitivity :math:`\Delta_2`, it is :math:`\rho`-zCDP with
     :math:`\rho = \Delta_2^2/(2\sigma^2)` (Canonne, Kamath & Steinke, NeurIPS 2020, "The Discrete Gaussian for
     Differential Privacy", the multivariate discrete Gaussian's concentrated DP, Section 2), hence (ε, δ)-DP by the
-    conversion of :func:`dplr.gaussian.zcdp_rho`. The sampler is exact: their Algorithm 3 (:func:`_discrete_gaussian`)
+    conversion of :func:`dplr.gaussian.zcdp_rho`. The sampler is exact: their Algorithm 3 (``_discrete_gaussian``)
     on the exact discrete Laplace of :class:`DiscreteLaplace`, in Python's integers on ``Generator.integers`` -- no
     float, no logarithm, no exponential. ``variance`` :math:`\sigma^2` is an exact rational (a
     ``fractions.Fraction``); build it with :meth:`from_variance` or :meth:`from_sigma` (σ a float64 or a Fraction,

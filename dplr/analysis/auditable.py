@@ -140,7 +140,7 @@ class GridGaussianMechanism:
         return grid_gaussian_release(value, self.sensitivity, self.epsilon, self.delta, size, random_state)
 
     def max_privacy_loss(self, pair) -> float:
-        r"""The exact ε at :attr:`delta` on the pair (:func:`grid_gaussian_pair_epsilon`; float64 sums of the exact law)."""
+        r"""The exact ε at ``delta`` on the pair (:func:`grid_gaussian_pair_epsilon`; float64 sums of the exact law)."""
         dim = np.atleast_1d(np.asarray(pair_data(pair)[0], dtype=float)).shape[0]
         mechanism = grid_gaussian_calibration(self.sensitivity, self.epsilon, self.delta, dim).mechanism()
         return grid_gaussian_pair_epsilon(mechanism, pair, self.delta)

@@ -245,7 +245,7 @@ class RhoAsEpsilonGridGaussian:
         return self.mechanism(value.shape[0]).release(value, size, random_state)
 
     def max_privacy_loss(self, pair) -> float:
-        r"""Exact ε at :attr:`delta` (:func:`dplr.analysis.auditable.grid_gaussian_pair_epsilon`)."""
+        r"""Exact ε at ``delta`` (:func:`dplr.analysis.auditable.grid_gaussian_pair_epsilon`)."""
         dim = np.atleast_1d(np.asarray(pair[0], dtype=float)).shape[0]
         return grid_gaussian_pair_epsilon(self.mechanism(dim), pair, self.delta)
 
