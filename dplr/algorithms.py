@@ -44,6 +44,7 @@ from dplr.gaussian import (
     certified_gaussian_objective_perturbation_calibration,
     gaussian_objective_perturbation_calibration,
     gaussian_output_perturbation_calibration,
+    gaussian_output_perturbation_grid_calibration,
 )
 from dplr.losses import get_loss
 from dplr.release import private_release
@@ -69,7 +70,7 @@ __all__ = [
     "SENSITIVITY_METHOD_RELEASES",
 ]
 
-#: The values of :func:`sensitivity_method`'s ``release`` -- ``"float"``, the float64 sampler of the paper's law
+#: The values of :func:`sensitivity_method`'s and :func:`gaussian_output_perturbation`'s ``release`` -- ``"float"``, the float64 sampler of the paper's law
 #: (ε-DP over the reals), and ``"grid"``, the hardened release, ε-DP as run
 #: (:class:`~dplr.calibration.SensitivityMethodGridCalibration`).
 SENSITIVITY_METHOD_RELEASES = ("float", "grid")
@@ -277,7 +278,7 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
 
 def gaussian_output_perturbation(X, y, epsilon, delta, lam, loss="logistic", huber_h=0.5, n_draws=None,
                                  random_state=None, tol=1e-8, return_calibration=False, check_input=True,
-                                 max_iter=100):
+                                 max_iter=100, release="float"):
     r"""Output perturbation with Gaussian noise: :math:`w + \eta`, :math:`\eta \sim N(0, \sigma^2 I)`, (ε, δ)-DP.
 
     :math:`w` is the solver's regularised ERM minimiser, certified at gradient norm :math:`\le` ``tol`` (else the
@@ -287,14 +288,27 @@ def gaussian_output_perturbation(X, y, epsilon, delta, lam, loss="logistic", hub
     (:func:`~dplr.gaussian.gaussian_output_perturbation_calibration`, which states the theorem). ``n_draws``,
     ``return_calibration`` and ``check_input`` as in :func:`sensitivity_method`; the stream draws ``n_draws * d``
     standard normals.
+
+    ``release="grid"`` is the hardened release (:class:`~dplr.gaussian.GaussianOutputPerturbationGridCalibration`):
+    the certified point rounded to a power-of-two grid plus per-coordinate discrete Gaussian noise drawn exactly in
+    integers (Canonne, Kamath & Steinke 2020), calibrated to the L2 bound :math:`S/g + \sqrt d` through zCDP; (ε,
+    δ)-DP for the float64 numbers it outputs (the book's chapter on floating point), at a cost in noise (the
+    conversion from zCDP, :func:`~dplr.gaussian.zcdp_rho`). ``release="float"`` (default) draws float64 normals,
+    (ε, δ)-DP over the reals only.
     """
+    if release not in SENSITIVITY_METHOD_RELEASES:
+        raise ValueError(f"release must be one of {SENSITIVITY_METHOD_RELEASES}, got {release!r}. Fix: 'grid' for "
+                         f"the release that is private as run (exact sampler, outputs on a grid), 'float' for the "
+                         f"float64 normals.")
     rng = check_random_state(random_state)
     if check_input:
         X, y = check_training_data(X, y)
     lam = check_lambda(lam)
     tol, max_iter = _check_solver_options(tol, max_iter)
     loss = get_loss(loss, huber_h)
-    calibration = gaussian_output_perturbation_calibration(X.shape[0], lam, epsilon, delta, loss.lipschitz, tol)
+    calibrate = (gaussian_output_perturbation_grid_calibration if release == "grid"
+                 else gaussian_output_perturbation_calibration)
+    calibration = calibrate(X.shape[0], lam, epsilon, delta, loss.lipschitz, tol)
     coef = private_release(X, y, lam, loss, calibration, n_draws, rng, tol=tol, max_iter=max_iter)
     return (coef, calibration) if return_calibration else coef
 

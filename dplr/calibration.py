@@ -37,6 +37,7 @@ __all__ = [
     "SCALE_DENOMINATOR",
     "SensitivityMethodGridCalibration",
     "grid_laplace_calibration",
+    "release_grid",
     "sensitivity_method_grid_calibration",
     "MAX_NOISE_SCALE",
     "OBJECTIVE_PERTURBATION_FORMS",
@@ -368,6 +369,26 @@ class GridLaplaceCalibration:
         return GridLaplace(self.grid, DiscreteLaplace.from_scale(self.dim, self.scale))
 
 
+def release_grid(sensitivity, dim) -> Fraction:
+    r"""The hardened releases' grid :math:`g`: the largest power of two at most :math:`S/(1024\,r)`, :math:`r \ge \sqrt d`.
+
+    :math:`r` is :func:`~dplr.directed_rounding.sqrt_upper` of :math:`d`, 1024 is :data:`GRID_REFINEMENT`; decided
+    in exact rationals. Refused (``ValueError``) where some grid point :math:`gk`, :math:`|k| < 2^{53}`, would not be
+    a float64 number. Shared by :func:`grid_laplace_calibration` and :func:`dplr.gaussian.grid_gaussian_calibration`.
+    """
+    target = exact(sensitivity) / (GRID_REFINEMENT * sqrt_upper(dim))  # the grid is the largest power of two <= it
+    power = target.numerator.bit_length() - target.denominator.bit_length()
+    while Fraction(2) ** power > target:
+        power -= 1
+    while Fraction(2) ** (power + 1) <= target:
+        power += 1
+    if not -1022 <= power <= 1023 - 53:  # g normal, and g*k finite for every index |k| < 2**53
+        raise ValueError(f"The sensitivity {sensitivity!r} gives a grid 2**{power}, outside the range where every "
+                         f"grid point g*k (|k| < 2**53) is a float64 number: the grid release cannot represent it. "
+                         f"Fix: a sensitivity between 1e-300 and 1e280 (for Algorithm 1, 2/(n*lam)).")
+    return Fraction(2) ** power
+
+
 def grid_laplace_calibration(sensitivity, epsilon, dim, check_input=True) -> GridLaplaceCalibration:
     r"""Calibrate the hardened release :math:`g(\mathrm{round}(v/g) + K)` of a value of L2 sensitivity :math:`S`.
 
@@ -387,17 +408,7 @@ def grid_laplace_calibration(sensitivity, epsilon, dim, check_input=True) -> Gri
         sensitivity = check_positive_finite(sensitivity, "sensitivity")
     dim = check_positive_integer(dim, "dim")
     root = sqrt_upper(dim)
-    target = exact(sensitivity) / (GRID_REFINEMENT * root)  # the grid is the largest power of two <= target
-    power = target.numerator.bit_length() - target.denominator.bit_length()
-    while Fraction(2) ** power > target:
-        power -= 1
-    while Fraction(2) ** (power + 1) <= target:
-        power += 1
-    if not -1022 <= power <= 1023 - 53:  # g normal, and g*k finite for every index |k| < 2**53
-        raise ValueError(f"The sensitivity {sensitivity!r} gives a grid 2**{power}, outside the range where every "
-                         f"grid point g*k (|k| < 2**53) is a float64 number: the grid release cannot represent it. "
-                         f"Fix: a sensitivity between 1e-300 and 1e280 (for Algorithm 1, 2/(n*lam)).")
-    grid = Fraction(2) ** power
+    grid = release_grid(sensitivity, dim)
     l1_sensitivity = math.floor(root * exact(sensitivity) / grid) + dim
     scale = Fraction(math.ceil(l1_sensitivity * SCALE_DENOMINATOR / exact(epsilon)), SCALE_DENOMINATOR)
     if not scale * grid <= MAX_NOISE_SCALE:

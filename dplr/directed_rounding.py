@@ -28,8 +28,8 @@ import numbers
 import sys
 from fractions import Fraction
 
-__all__ = ["DIGITS", "MARGIN", "exact", "round_up", "round_down", "log1p_upper", "log_upper", "expm1_lower",
-           "sqrt_upper"]
+__all__ = ["DIGITS", "MARGIN", "exact", "round_up", "round_down", "log1p_upper", "log1p_lower", "log_upper",
+           "expm1_lower", "sqrt_upper"]
 
 #: Significant digits of the decimal arithmetic behind :func:`log1p_upper` and :func:`expm1_lower`.
 DIGITS = 60
@@ -101,6 +101,19 @@ def log1p_upper(x) -> Fraction:
     one_plus = _decimal(1 + x, decimal.ROUND_CEILING)  # >= 1 + x; ln is increasing
     value = Fraction(one_plus.ln(decimal.Context(prec=DIGITS)))
     return value * (1 + MARGIN)
+
+
+def log1p_lower(x) -> Fraction:
+    r"""A rational :math:`\le \log(1 + x)`, for :math:`x \ge 0`, within a relative :math:`10^{-49}` of it."""
+    x = _at_least(x, 0, "log1p_lower")
+    if x == 0:
+        return Fraction(0)
+    if x < _SERIES_BELOW:
+        # the alternating series stopped after a negative term (even degree) bounds it below
+        return sum((-1) ** (k + 1) * x**k / k for k in range(1, _SERIES_DEGREE + 2))
+    one_plus = _decimal(1 + x, decimal.ROUND_FLOOR)  # <= 1 + x; ln is increasing
+    value = Fraction(one_plus.ln(decimal.Context(prec=DIGITS)))  # > 0: 1 + x >= 1 + 1e-5 keeps 55 digits
+    return value * (1 - MARGIN)
 
 
 def expm1_lower(x) -> Fraction:

@@ -369,14 +369,26 @@ class GaussianOutputPerturbation(_GaussianPerturbation):
     delta : float, default 1e-5
         :math:`0 < \delta < 1`; choose it far below :math:`1/n`.
     lam, loss, huber_h, norm_bound, random_state, tol : as in :class:`SensitivityMethod`.
+    release : "float" (default) or "grid"
+        ``"float"``: float64 normals, (ε, δ)-DP over the real numbers only. ``"grid"``: the hardened release, (ε,
+        δ)-DP for the float64 numbers it outputs: the certified point rounded to a power-of-two grid plus discrete
+        Gaussian noise per coordinate, drawn exactly in integers
+        (:class:`dplr.gaussian.GaussianOutputPerturbationGridCalibration`); ``coef_`` (for ``norm_bound=1``) lies on
+        the grid. Its σ is larger (the conversion from zCDP, :func:`dplr.gaussian.zcdp_rho`).
 
     Attributes
     ----------
     coef_, intercept_, classes_, n_features_in_ : as in :class:`StandardLR`.
-    calibration_ : dplr.gaussian.GaussianOutputPerturbationCalibration
+    calibration_ : dplr.gaussian.GaussianOutputPerturbationCalibration (``release="grid"``:
+        GaussianOutputPerturbationGridCalibration)
     """
 
     _learner = "gaussian_output"
+
+    def __init__(self, epsilon=1.0, delta=1e-5, lam=0.01, loss="logistic", huber_h=0.5, norm_bound=1.0,
+                 random_state=None, tol=1e-8, release="float"):
+        super().__init__(epsilon, delta, lam, loss, huber_h, norm_bound, random_state, tol)
+        self.release = release
 
 
 class GaussianObjectivePerturbation(_GaussianPerturbation):

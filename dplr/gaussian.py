@@ -27,6 +27,10 @@ the package's, averaged over the :math:`n` records (:mod:`dplr.objective`):
   Thakurta, "Private convex empirical risk minimization and high-dimensional regression", COLT 2012
   (PMLR 23), Theorem 4 / Algorithm 1 ("Obj-Pert"), for replace-one neighbours by this book's theorem, whose
   privacy map is :func:`gaussian_objective_perturbation_epsilon`.
+* **The hardened (ε, δ) release** (:func:`grid_gaussian_calibration`, and Gaussian output perturbation's
+  :func:`gaussian_output_perturbation_grid_calibration`): a value rounded exactly to a power-of-two grid plus exact
+  discrete Gaussian indices (Canonne, Kamath & Steinke, NeurIPS 2020), calibrated through zero-concentrated DP
+  (:func:`zcdp_rho`, Bun & Steinke 2016).
 * **Approximate minima perturbation** (:func:`approximate_minima_perturbation_calibration`): Iyengar, Near,
   Song, Thakkar, Thakurta & Wang, "Towards practical differentially private convex optimization", IEEE S&P
   2019, Algorithm 1; its objective step checked by the same privacy map.
@@ -36,6 +40,7 @@ parts of ε and δ down. Over 400 lines because each calibration carries its the
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -43,9 +48,10 @@ import mpmath
 import numpy as np
 from scipy import optimize
 
-from dplr.calibration import CERTIFIED_OUTPUT_FRACTION, sensitivity_bound
-from dplr.directed_rounding import exact, log_upper, round_down, round_up, sqrt_upper
-from dplr.mechanisms import IsotropicGaussian
+from dplr.calibration import (CERTIFIED_OUTPUT_FRACTION, MAX_NOISE_SCALE, SCALE_DENOMINATOR, release_grid,
+                              sensitivity_bound)
+from dplr.directed_rounding import exact, log1p_lower, log_upper, round_down, round_up, sqrt_upper
+from dplr.mechanisms import DiscreteGaussian, GridGaussian, IsotropicGaussian
 from dplr.validation import (check_delta, check_epsilon, check_lambda, check_positive_finite, check_positive_integer,
                              check_random_state)
 
@@ -65,6 +71,11 @@ __all__ = [
     "approximate_minima_perturbation_calibration",
     "CertifiedGaussianObjectivePerturbationCalibration",
     "certified_gaussian_objective_perturbation_calibration",
+    "zcdp_rho",
+    "GridGaussianCalibration",
+    "grid_gaussian_calibration",
+    "GaussianOutputPerturbationGridCalibration",
+    "gaussian_output_perturbation_grid_calibration",
 ]
 
 #: Relative tolerance of :func:`analytic_gaussian_sigma`: the returned :math:`\sigma` lies in
@@ -540,3 +551,146 @@ def certified_gaussian_objective_perturbation_calibration(epsilon, delta, n, lam
     return CertifiedGaussianObjectivePerturbationCalibration(objective, epsilon, delta, (eps_objective, eps_output),
                                                              (delta_objective, delta_output), gamma,
                                                              float(output_sigma))
+
+
+def zcdp_rho(epsilon, delta) -> Fraction:
+    r"""A rational :math:`\rho` such that every :math:`\rho`-zCDP mechanism is (ε, δ)-DP, near the largest such one.
+
+    **Conversion** (Canonne, Kamath & Steinke, NeurIPS 2020, the conversion from concentrated to approximate DP:
+    Proposition 12 and Corollary 13 of the arXiv version): a mechanism whose Rényi divergences of order :math:`\alpha`
+    are at most :math:`\alpha\rho` (:math:`\rho`-zCDP) is (ε, δ)-DP for every :math:`\alpha > 1` with
+
+    .. math::
+
+        \varepsilon \ge \alpha\rho + \log(1 - 1/\alpha) - \frac{\log(\alpha\delta)}{\alpha - 1}, \quad\text{i.e.}\quad
+        \rho \le \rho_\alpha = \frac1\alpha\Big(\varepsilon + \log\frac{\alpha}{\alpha-1}
+        - \frac{\log(1/\delta) - \log\alpha}{\alpha - 1}\Big).
+
+    :math:`\alpha` is chosen in float64 to maximise :math:`\rho_\alpha` (any :math:`\alpha > 1` is valid, so this
+    choice needs no care); :math:`\rho_\alpha` is then bounded below in exact rationals
+    (:func:`~dplr.directed_rounding.log1p_lower` for :math:`\log(\alpha/(\alpha-1))` and :math:`\log\alpha`,
+    :func:`~dplr.directed_rounding.log_upper` for :math:`\log(1/\delta)`). Returned: the larger of that bound and the
+    standard conversion's (Bun & Steinke, TCC 2016, Proposition 1.3: :math:`(\rho + 2\sqrt{\rho\log(1/\delta)},
+    \delta)`-DP, so :math:`\rho^* = \varepsilon^2/(\sqrt{L + \varepsilon} + \sqrt L)^2`, :math:`L = \log(1/\delta)`,
+    bounded below with :func:`~dplr.directed_rounding.sqrt_upper`), each at most what its theorem allows, exactly.
+    """
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+    eps = exact(epsilon)
+    log_inverse = log_upper(1 / exact(delta))
+    standard = eps**2 / (sqrt_upper(log_inverse + eps) + sqrt_upper(log_inverse)) ** 2
+
+    def rho_at(alpha):  # float64, to choose alpha only
+        return (epsilon + np.log(alpha / (alpha - 1.0)) - (float(log_inverse) - np.log(alpha)) / (alpha - 1.0)) / alpha
+
+    alpha = optimize.minimize_scalar(lambda a: -rho_at(a), bounds=(1.0 + 1e-6, 1e8), method="bounded",
+                                     options={"xatol": 1e-9}).x
+    a = exact(float(alpha))
+    if not a > 1:
+        return standard
+    renyi = (eps + log1p_lower(1 / (a - 1)) - (log_inverse - log1p_lower(a - 1)) / (a - 1)) / a
+    return max(standard, renyi)
+
+
+@dataclass(frozen=True)
+class GridGaussianCalibration:
+    r"""The hardened (ε, δ) release of a vector of L2 sensitivity :math:`S` in :math:`d` dimensions (:func:`grid_gaussian_calibration`).
+
+    Attributes
+    ----------
+    epsilon, target_delta : the privacy parameters
+    sensitivity : :math:`S`, the L2 sensitivity of the value released
+    dim : :math:`d`
+    grid : :math:`g`, a power of two (:func:`dplr.calibration.release_grid`)
+    l2_sensitivity : :math:`\Delta_2 = S/g + r`, :math:`r \ge \sqrt d` (a ``fractions.Fraction``): the L2
+        distance of two neighbours' grid indices, at most
+    rho : the zCDP budget :math:`\rho` (:func:`zcdp_rho`, a ``Fraction``)
+    variance : :math:`\sigma^2 \ge \Delta_2^2/(2\rho)`, the discrete Gaussian's parameter in grid steps, a
+        ``Fraction`` with denominator dividing :data:`~dplr.calibration.SCALE_DENOMINATOR`
+    """
+
+    epsilon: float
+    target_delta: float
+    sensitivity: float
+    dim: int
+    grid: float
+    l2_sensitivity: Fraction
+    rho: Fraction
+    variance: Fraction
+
+    @property
+    def sigma(self) -> float:
+        r""":math:`g\sigma`, the noise's scale in the value's units (float64, for analyses)."""
+        return self.grid * float(np.sqrt(float(self.variance)))
+
+    def mechanism(self) -> GridGaussian:
+        """The calibrated release, :class:`~dplr.mechanisms.GridGaussian`."""
+        return GridGaussian(self.grid, DiscreteGaussian.from_variance(self.dim, self.variance))
+
+
+def grid_gaussian_calibration(sensitivity, epsilon, delta, dim, check_input=True) -> GridGaussianCalibration:
+    r"""Calibrate the hardened (ε, δ) release :math:`g(\mathrm{round}(v/g) + K)`, :math:`K` discrete Gaussian, of a value of L2 sensitivity :math:`S`.
+
+    **Theorem** (the book's chapter on floating point, ``thm-grid-gaussian``). Rounding each coordinate to the
+    nearest multiple of :math:`g` moves it by at most :math:`g/2`, so the integer vectors :math:`c, c'` of two
+    neighbours satisfy :math:`\lVert c - c'\rVert_2 \le \lVert v - v'\rVert_2/g + \sqrt d \le S/g + \sqrt d`
+    (triangle inequality: :math:`c - c' - (v - v')/g` has coordinates in :math:`[-1, 1]`). Independent discrete
+    Gaussian coordinates of parameter :math:`\sigma^2` added to integer vectors at L2 distance at most
+    :math:`\Delta_2` are :math:`\Delta_2^2/(2\sigma^2)`-zCDP (Canonne, Kamath & Steinke, NeurIPS 2020, the
+    multivariate discrete Gaussian, Section 2), hence (ε, δ)-DP when :math:`\Delta_2^2/(2\sigma^2) \le` :func:`zcdp_rho`.
+    In the safe direction, exactly: :math:`\Delta_2 = S/g + r` with :math:`r` = ``sqrt_upper(d)``, :math:`\sigma^2 =
+    \lceil 1024\,\Delta_2^2/(2\rho)\rceil/1024` rounded up (:data:`~dplr.calibration.SCALE_DENOMINATOR`); the grid
+    :math:`g` is :func:`~dplr.calibration.release_grid`'s (rounding adds at most a relative 1/1024 to :math:`\Delta_2`).
+    """
+    if check_input:
+        epsilon, delta = check_epsilon(epsilon), check_delta(delta)
+        sensitivity = check_positive_finite(sensitivity, "sensitivity")
+    dim = check_positive_integer(dim, "dim")
+    grid = release_grid(sensitivity, dim)
+    l2_sensitivity = exact(sensitivity) / grid + sqrt_upper(dim)
+    rho = zcdp_rho(epsilon, delta)
+    variance = Fraction(math.ceil(l2_sensitivity**2 / (2 * rho) * SCALE_DENOMINATOR), SCALE_DENOMINATOR)  # up
+    if not variance * grid**2 <= MAX_NOISE_SCALE**2:
+        raise ValueError(f"The noise scale {float(grid) * np.sqrt(float(variance)):g} of the grid release exceeds "
+                         f"{MAX_NOISE_SCALE:g} (epsilon={epsilon!r}, delta={delta!r}, sensitivity={sensitivity!r}): "
+                         f"the release would carry nothing of the value. Fix: a larger epsilon or delta (or a smaller "
+                         f"sensitivity).")
+    return GridGaussianCalibration(epsilon, delta, sensitivity, dim, float(grid), l2_sensitivity, rho, variance)
+
+
+@dataclass(frozen=True)
+class GaussianOutputPerturbationGridCalibration:
+    r"""Gaussian output perturbation with the hardened release: the certified point, on a grid, plus discrete Gaussian noise.
+
+    Attributes
+    ----------
+    epsilon, target_delta : the privacy parameters
+    sensitivity : :math:`S = 2(L + n\tau)/(n\lambda)` (:func:`~dplr.calibration.sensitivity_bound`), rounded up
+
+    :meth:`mechanism` builds the release in ``dim`` dimensions through :func:`grid_gaussian_calibration`.
+    """
+
+    epsilon: float
+    target_delta: float
+    sensitivity: float
+
+    def calibration(self, dim) -> GridGaussianCalibration:
+        """The grid, the L2 sensitivity in grid steps and the variance in ``dim`` dimensions (:func:`grid_gaussian_calibration`)."""
+        return grid_gaussian_calibration(self.sensitivity, self.epsilon, self.target_delta, dim, check_input=False)
+
+    def mechanism(self, dim) -> GridGaussian:
+        """The calibrated release in ``dim`` dimensions, :class:`~dplr.mechanisms.GridGaussian`."""
+        return self.calibration(dim).mechanism()
+
+
+def gaussian_output_perturbation_grid_calibration(n, lam, epsilon, delta, lipschitz=1.0,
+                                                  solver_tol=0.0) -> GaussianOutputPerturbationGridCalibration:
+    r"""Calibrate Gaussian output perturbation's hardened release: :math:`S` = :func:`~dplr.calibration.sensitivity_bound`, then the grid per dimension.
+
+    As :func:`gaussian_output_perturbation_calibration` (``solver_tol`` the certified gradient norm of the released
+    point), but the release is :class:`~dplr.mechanisms.GridGaussian`: the point rounded to a power-of-two grid plus
+    per-coordinate discrete Gaussian noise drawn exactly, calibrated to the L2 bound :math:`S/g + \sqrt d` in grid
+    steps through zCDP (:func:`grid_gaussian_calibration`); (ε, δ)-DP as run.
+    """
+    epsilon, delta, lam = check_epsilon(epsilon), check_delta(delta), check_lambda(lam)
+    return GaussianOutputPerturbationGridCalibration(epsilon, delta,
+                                                     sensitivity_bound(_n(n), lam, lipschitz, solver_tol))

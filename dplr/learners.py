@@ -68,7 +68,7 @@ LEARNERS = {learner.name: learner for learner in (
     Learner("standard", standard_erm, "none", ("lam", "tol")),
     Learner("sensitivity", sensitivity_method, "epsilon", ("lam", "tol", "release")),
     Learner("objective", objective_perturbation, "epsilon", ("lam", "form", "tol", "release", "gamma")),
-    Learner("gaussian_output", gaussian_output_perturbation, "epsilon-delta", ("lam", "tol")),
+    Learner("gaussian_output", gaussian_output_perturbation, "epsilon-delta", ("lam", "tol", "release")),
     Learner("gaussian_objective", gaussian_objective_perturbation, "epsilon-delta", ("lam", "tol", "release",
                                                                                      "gamma")),
     Learner("amp", approximate_minima_perturbation, "epsilon-delta", ("lam", "gamma", "epsilon_split",

@@ -37,7 +37,9 @@ power-of-two grid :math:`g\mathbb{Z}^d`, adds integer noise from :class:`Discret
 integer arithmetic on the ``Generator``'s uniform integers, by Canonne, Kamath & Steinke's (NeurIPS 2020)
 Algorithms 1-2, with no floating-point transcendental function -- and releases the grid points :math:`gk`, which are
 exact float64 numbers. Its calibration is :func:`dplr.calibration.grid_laplace_calibration`; the book's chapter on
-floating point proves it. The module is over 400 lines because every sampler of noise lives here (a test checks it).
+floating point proves it. Its (ε, δ) counterpart :class:`GridGaussian` adds :class:`DiscreteGaussian` indices instead
+(the same paper's Algorithm 3, on the same integer primitives; calibrated by
+:func:`dplr.gaussian.grid_gaussian_calibration`). The module is over 400 lines because every sampler of noise lives here (a test checks it).
 
 The functions :func:`sample_vector_laplace`, :func:`vector_laplace_log_density`,
 :func:`vector_laplace_norm_distribution` and :func:`vector_laplace_privacy_loss` are the same
@@ -57,7 +59,9 @@ from dplr.directed_rounding import exact, round_down, round_up
 from dplr.validation import check_positive_finite, check_positive_integer, check_random_state
 
 __all__ = [
+    "DiscreteGaussian",
     "DiscreteLaplace",
+    "GridGaussian",
     "GridLaplace",
     "IsotropicGaussian",
     "LaplaceCoordinates",
@@ -506,6 +510,139 @@ class GridLaplace:
         r"""Privacy loss at grid outputs ``t`` of the releases of ``centre_1`` and ``centre_2`` (snapped first)."""
         steps = np.asarray(output, dtype=float) / self.grid
         return self.noise.privacy_loss(steps, self.snap(centre_1), self.snap(centre_2))
+
+
+def _discrete_gaussian(variance: Fraction, rng) -> int:
+    r"""One draw of :math:`\Pr[Y = y] \propto e^{-y^2/(2\sigma^2)}` on :math:`\mathbb{Z}`, :math:`\sigma^2` = ``variance``.
+
+    Canonne, Kamath & Steinke (NeurIPS 2020), Algorithm 3: :math:`t = \lfloor\sigma\rfloor + 1`; draw :math:`Y` from
+    the discrete Laplace of scale :math:`t` (:func:`_discrete_laplace`) and keep it with probability
+    :math:`e^{-(|Y| - \sigma^2/t)^2/(2\sigma^2)}` (:func:`_bernoulli_exp`, exact: the exponent is rational). The kept
+    :math:`Y` has exactly the discrete Gaussian law (their Section 5.3): :math:`e^{-|y|/t}\,e^{-(|y| - \sigma^2/t)^2/(2
+    \sigma^2)} = e^{-y^2/(2\sigma^2)}\,e^{-\sigma^2/(2t^2)}`, a constant times the target.
+    """
+    t = math.isqrt(math.floor(variance)) + 1  # floor(sqrt(floor(x))) = floor(sqrt(x)): t = floor(sigma) + 1
+    centre = variance / t
+    while True:
+        y = _discrete_laplace(Fraction(t), rng)
+        gamma = (abs(y) - centre) ** 2 / (2 * variance)
+        if _bernoulli_exp(gamma.numerator, gamma.denominator, rng):
+            return y
+
+
+@dataclass(frozen=True)
+class DiscreteGaussian:
+    r"""Independent discrete Gaussian coordinates on :math:`\mathbb{Z}^d`:
+    :math:`\Pr[K = k] = \prod_j e^{-k_j^2/(2\sigma^2)}/Z_\sigma`, :math:`Z_\sigma = \sum_{y\in\mathbb{Z}} e^{-y^2/(2\sigma^2)}`.
+
+    Added to an integer vector of L2 sensitivity :math:`\Delta_2`, it is :math:`\rho`-zCDP with
+    :math:`\rho = \Delta_2^2/(2\sigma^2)` (Canonne, Kamath & Steinke, NeurIPS 2020, "The Discrete Gaussian for
+    Differential Privacy", the multivariate discrete Gaussian's concentrated DP, Section 2), hence (ε, δ)-DP by the
+    conversion of :func:`dplr.gaussian.zcdp_rho`. The sampler is exact: their Algorithm 3 (``_discrete_gaussian``)
+    on the exact discrete Laplace of :class:`DiscreteLaplace`, in Python's integers on ``Generator.integers`` -- no
+    float, no logarithm, no exponential. ``variance`` :math:`\sigma^2` is an exact rational (a
+    ``fractions.Fraction``); build it with :meth:`from_variance` or :meth:`from_sigma` (σ a float64 or a Fraction,
+    squared exactly). The guarantee assumes the Generator's bits are uniform, as :class:`DiscreteLaplace`'s.
+    """
+
+    dim: int
+    variance: Fraction
+
+    @classmethod
+    def from_variance(cls, dim, variance) -> "DiscreteGaussian":
+        variance = exact(variance)
+        if not variance > 0:
+            raise ValueError(f"variance must be a positive rational, got {variance!r}.")
+        return cls(check_positive_integer(dim, "dim"), variance)
+
+    @classmethod
+    def from_sigma(cls, dim, sigma) -> "DiscreteGaussian":
+        return cls.from_variance(dim, exact(sigma) ** 2)
+
+    @property
+    def sigma(self) -> float:
+        """σ as a float64 (for analyses; the sampler uses :attr:`variance`)."""
+        return math.sqrt(float(self.variance))
+
+    def sample(self, size=None, random_state=None) -> np.ndarray:
+        """``size=None`` one integer vector ``(dim,)`` (int64), ``k`` draws ``(k, dim)``; coordinates in order."""
+        n_draws = _draw_count(size)
+        rng = check_random_state(random_state)
+        draws = np.array([[_discrete_gaussian(self.variance, rng) for _ in range(self.dim)] for _ in range(n_draws)],
+                         dtype=np.int64).reshape(n_draws, self.dim)
+        return draws[0] if size is None else draws
+
+    def log_normaliser(self) -> float:
+        r""":math:`\log Z_\sigma` in float64: summed for :math:`\sigma < 2`; above, :math:`\sqrt{2\pi}\sigma` (Poisson
+        summation: :math:`Z_\sigma = \sqrt{2\pi}\sigma(1 + 2\sum_{m\ge1} e^{-2\pi^2\sigma^2m^2})`, the sum below
+        :math:`10^{-34}`)."""
+        sigma = self.sigma
+        if sigma >= 2.0:
+            return math.log(math.sqrt(2.0 * math.pi) * sigma)
+        k = np.arange(-int(40 * sigma) - 2, int(40 * sigma) + 3, dtype=float)
+        return math.log(float(np.sum(np.exp(-k**2 / (2.0 * float(self.variance))))))
+
+    def log_density(self, eta) -> np.ndarray:
+        r"""Log of the probability of the integer vectors ``eta`` (shape ``(..., dim)``; float64, for analyses)."""
+        eta = np.asarray(eta, dtype=float)
+        return -eta.shape[-1] * self.log_normaliser() - np.sum(eta**2, axis=-1) / (2.0 * float(self.variance))
+
+    def privacy_loss(self, output, centre_1, centre_2) -> np.ndarray:
+        r"""Privacy loss :math:`(\lVert t-c_2\rVert^2 - \lVert t-c_1\rVert^2)/(2\sigma^2)` at integer outputs ``t``."""
+        output = np.asarray(output, dtype=float)
+        return (np.sum((output - centre_2) ** 2, axis=-1)
+                - np.sum((output - centre_1) ** 2, axis=-1)) / (2.0 * float(self.variance))
+
+    def rho(self, l2_distance) -> Fraction:
+        r"""The zCDP parameter between centres at L2 distance :math:`\Delta_2`: :math:`\Delta_2^2/(2\sigma^2)`, exactly."""
+        return exact(l2_distance) ** 2 / (2 * self.variance)
+
+    def _tail(self, threshold) -> float:
+        r""":math:`\Pr[Y > a]` of one coordinate (float64 sum of the probabilities up to :math:`a + 40\sigma`; below 0,
+        :math:`1 - \Pr[Y > -\lfloor a\rfloor - 1]` by symmetry)."""
+        start = math.floor(threshold) + 1
+        if start < 0:
+            return 1.0 - self._tail(-start)
+        k = np.arange(start, start + int(40 * self.sigma) + 3, dtype=float)
+        return float(np.sum(np.exp(-k**2 / (2.0 * float(self.variance)) - self.log_normaliser())))
+
+    def delta(self, shift, epsilon) -> float:
+        r"""The exact δ at ``epsilon`` of one coordinate's release from integer centres ``shift`` apart (the others equal).
+
+        Canonne, Kamath & Steinke (2020), the tight (ε, δ) of the discrete Gaussian: :math:`\delta = \Pr[Y > \varepsilon
+        \sigma^2/m - m/2] - e^\varepsilon\Pr[Y > \varepsilon\sigma^2/m + m/2]` for :math:`m` = ``shift``, the mass where
+        the privacy loss :math:`(m^2 - 2km)/(2\sigma^2)` exceeds ε, less its image. Summed in float64 (for analyses).
+        """
+        m = abs(int(shift))
+        if m == 0:
+            return 0.0
+        a = float(epsilon) * float(self.variance) / m
+        return max(self._tail(a - m / 2) - math.exp(float(epsilon)) * self._tail(a + m / 2), 0.0)
+
+    def epsilon(self, shift, delta) -> float:
+        r"""The inverse of :meth:`delta`: the smallest ε ≥ 0 with :math:`\delta(\varepsilon) \le` ``delta`` (Brent's method)."""
+        delta = float(delta)
+        if not 0.0 < delta < 1.0:
+            raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
+        if self.delta(shift, 0.0) <= delta:
+            return 0.0
+        high = 1.0
+        while self.delta(shift, high) > delta:
+            high *= 2.0
+        return float(optimize.brentq(lambda e: self.delta(shift, e) - delta, 0.0, high, xtol=1e-14, rtol=1e-12))
+
+
+@dataclass(frozen=True)
+class GridGaussian(GridLaplace):
+    r"""The hardened (ε, δ) release: :math:`v \mapsto g\,(\mathrm{round}(v/g) + K)`, :math:`K \sim` :class:`DiscreteGaussian`.
+
+    :class:`GridLaplace` with discrete Gaussian indices: the same exact rounding to the power-of-two grid :math:`g`,
+    the same exact float64 outputs :math:`gk`. Rounding moves each coordinate by at most :math:`g/2`, so neighbours
+    whose values are at L2 distance :math:`D` give integer vectors at L2 distance at most :math:`D/g + \sqrt d`
+    (:func:`dplr.gaussian.grid_gaussian_calibration` calibrates to it).
+    """
+
+    noise: DiscreteGaussian
 
 
 def laplace_mechanism(value, sensitivity, epsilon, random_state=None):

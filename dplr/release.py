@@ -26,7 +26,10 @@ algorithm prescribes, and nothing else:
 * **the hardened output perturbation** (:class:`~dplr.calibration.SensitivityMethodGridCalibration`): solved and
   certified as above, then :math:`w` rounded to a power-of-two grid and integer discrete Laplace noise added, drawn
   exactly (:class:`~dplr.mechanisms.GridLaplace`): ε-DP for the float64 numbers released, not only for the reals
-  (:func:`grid_laplace_release` is the same release for any value of known L2 sensitivity);
+  (:func:`grid_laplace_release` is the same release for any value of known L2 sensitivity); its (ε, δ) counterpart
+  for Gaussian output perturbation (:class:`~dplr.gaussian.GaussianOutputPerturbationGridCalibration`) adds exact
+  discrete Gaussian noise instead (:class:`~dplr.mechanisms.GridGaussian`; :func:`grid_gaussian_release` for any
+  value);
 * **approximate minima perturbation** (:class:`~dplr.gaussian.ApproximateMinimaPerturbationCalibration`, Iyengar
   et al. 2019) and the **certified objective perturbations**
   (:class:`~dplr.calibration.CertifiedObjectivePerturbationCalibration`,
@@ -56,6 +59,8 @@ from dplr.gaussian import (
     CertifiedGaussianObjectivePerturbationCalibration,
     GaussianObjectivePerturbationCalibration,
     GaussianOutputPerturbationCalibration,
+    GaussianOutputPerturbationGridCalibration,
+    grid_gaussian_calibration,
 )
 from dplr.solver import (
     certified_gradient_norm,
@@ -66,8 +71,8 @@ from dplr.solver import (
 )
 from dplr.validation import check_random_state
 
-__all__ = ["OUTPUT_PERTURBATIONS", "OBJECTIVE_PERTURBATIONS", "CERTIFIED_OBJECTIVE_PERTURBATIONS", "certify_release",
-           "fallback_count", "grid_laplace_release", "private_release"]
+__all__ = ["OUTPUT_PERTURBATIONS", "OBJECTIVE_PERTURBATIONS", "CERTIFIED_OBJECTIVE_PERTURBATIONS", "GRID_RELEASES",
+           "certify_release", "fallback_count", "grid_gaussian_release", "grid_laplace_release", "private_release"]
 
 #: The count of :func:`fallback_count`, and its lock (private tuning certifies in worker threads).
 _FALLBACKS = [0]
@@ -75,7 +80,10 @@ _FALLBACK_LOCK = threading.Lock()
 
 #: The calibrations whose algorithm adds noise to the (certified) minimiser.
 OUTPUT_PERTURBATIONS = (SensitivityMethodCalibration, GaussianOutputPerturbationCalibration,
-                        SensitivityMethodGridCalibration)
+                        SensitivityMethodGridCalibration, GaussianOutputPerturbationGridCalibration)
+
+#: The output perturbations released on a grid with exact discrete noise (the hardened releases).
+GRID_RELEASES = (SensitivityMethodGridCalibration, GaussianOutputPerturbationGridCalibration)
 
 #: The calibrations whose algorithm adds noise to the objective (approximate minima perturbation also adds output
 #: noise, :class:`~dplr.gaussian.ApproximateMinimaPerturbationCalibration`).
@@ -174,7 +182,7 @@ def private_release(X, y, lam, loss, calibration, n_draws=None, random_state=Non
             result = solve_regularized_erm(X, y, lam, loss, tol=target, check_input=False, **options)
             w = certify_release(result.grad_norm, result.coef, n, lam, loss, tol,
                                 lambda failed: fixed_step_descent(X, y, loss, plan)[None])
-        if isinstance(calibration, SensitivityMethodGridCalibration):  # the hardened release: w on a grid, exact noise
+        if isinstance(calibration, GRID_RELEASES):  # the hardened releases: w on a grid, exact noise
             return calibration.mechanism(d).release(w, n_draws, rng)
         return w + calibration.mechanism(d).sample(n_draws, rng)
     if exact_minimiser:
@@ -233,5 +241,23 @@ def grid_laplace_release(value, sensitivity, epsilon, n_draws=None, random_state
                          f"finite values (clip them to public bounds first).")
     flat = value.reshape(-1)
     mechanism = grid_laplace_calibration(sensitivity, epsilon, flat.size).mechanism()
+    released = mechanism.release(flat, n_draws, check_random_state(random_state))
+    return released.reshape(value.shape if n_draws is None else (n_draws,) + value.shape)
+
+
+def grid_gaussian_release(value, sensitivity, epsilon, delta, n_draws=None, random_state=None):
+    r"""Release a scalar or vector ``value`` of L2 sensitivity :math:`S`, (ε, δ)-DP as run: :math:`g(\mathrm{round}(v/g) + K)`.
+
+    The hardened counterpart of :func:`dplr.gaussian.gaussian_mechanism`: ``value`` rounded (exactly) to the grid
+    :math:`g\mathbb{Z}^d` of :func:`dplr.gaussian.grid_gaussian_calibration`, plus discrete Gaussian indices drawn
+    exactly (:class:`dplr.mechanisms.DiscreteGaussian`); the outputs are grid points, exact float64 numbers. Returns
+    an array of ``value``'s shape (``n_draws=None``) or ``(n_draws,) + shape``.
+    """
+    value = np.asarray(value, dtype=float)
+    if value.size == 0 or not np.all(np.isfinite(value)):
+        raise ValueError(f"value must be a non-empty array of finite numbers, got {value!r}. Fix: release only "
+                         f"finite values (clip them to public bounds first).")
+    flat = value.reshape(-1)
+    mechanism = grid_gaussian_calibration(sensitivity, epsilon, delta, flat.size).mechanism()
     released = mechanism.release(flat, n_draws, check_random_state(random_state))
     return released.reshape(value.shape if n_draws is None else (n_draws,) + value.shape)

@@ -31,6 +31,7 @@ def _amp_accuracy_elsewhere(estimator):
 @parametrize_with_checks([
     GaussianOutputPerturbation(epsilon=1e4, norm_bound=1e3),
     GaussianOutputPerturbation(epsilon=1e4, loss="huber", norm_bound=1e3),
+    GaussianOutputPerturbation(epsilon=1e4, norm_bound=1e3, release="grid"),
     GaussianObjectivePerturbation(epsilon=1e4, norm_bound=1e3),
     GaussianObjectivePerturbation(epsilon=1e4, loss="huber", norm_bound=1e3),
     ApproximateMinimaPerturbation(epsilon=1e4, norm_bound=1e3, epsilon_split=AMP_CHECK_SPLIT),

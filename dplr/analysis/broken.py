@@ -26,6 +26,8 @@ them as ``from dplr.analysis import broken``. Each is built from the library's o
 * :func:`no_ridge_approximate_minima_perturbation` -- the same slip in approximate minima perturbation.
 * :class:`L2GridLaplace` -- the hardened grid release with its discrete Laplace calibrated to the L2 sensitivity in
   grid steps instead of the L1 bound :math:`\sqrt d\,S/g + d`: actual loss up to about :math:`\sqrt d\,\varepsilon`.
+* :class:`RhoAsEpsilonGridGaussian` -- the hardened (ε, δ) grid release with the zCDP budget :math:`\rho` set to ε
+  (σ² = Δ₂²/(2ε)), skipping the conversion to (ε, δ): at ε = 1 and δ = 1e-5 its actual ε at δ is several times ε.
 * :class:`UnclippedDPSGD` -- DP-SGD whose per-example gradients are not clipped, with the accountant's ε for
   clipping norm :math:`C`; a record whose gradient exceeds :math:`C` moves the output by more than the noise
   was calibrated for.
@@ -44,7 +46,8 @@ from fractions import Fraction
 import numpy as np
 
 from dplr.algorithms import sensitivity_method, sensitivity_method_noise, standard_erm
-from dplr.analysis.auditable import DPSGDMechanism, ObjectivePerturbationMechanism, PrivateSelectionMechanism
+from dplr.analysis.auditable import (DPSGDMechanism, ObjectivePerturbationMechanism, PrivateSelectionMechanism,
+                                    grid_gaussian_pair_epsilon)
 from dplr.analysis.lasso import l1_logistic_regression
 from dplr.analysis.neighbours import NeighbouringPair
 from dplr.analysis.privacy_loss import sensitivity_method_max_privacy_loss
@@ -54,9 +57,10 @@ from dplr.gaussian import (
     approximate_minima_perturbation_calibration,
     gaussian_objective_perturbation_calibration,
     gaussian_output_perturbation_calibration,
+    grid_gaussian_calibration,
 )
 from dplr.losses import get_loss
-from dplr.mechanisms import DiscreteLaplace, GridLaplace, IsotropicGaussian, VectorLaplace
+from dplr.mechanisms import DiscreteGaussian, DiscreteLaplace, GridGaussian, GridLaplace, IsotropicGaussian, VectorLaplace
 from dplr.solver import solve_regularized_erm
 from dplr.validation import check_positive_integer, check_random_state
 
@@ -67,6 +71,7 @@ __all__ = [
     "L1SensitivityMethod",
     "HalfSigmaGaussianOutputPerturbation",
     "L2GridLaplace",
+    "RhoAsEpsilonGridGaussian",
     "NoRidgeGaussianObjectivePerturbation",
     "no_ridge_approximate_minima_perturbation",
     "UnclippedDPSGD",
@@ -214,6 +219,35 @@ class L2GridLaplace:
         mechanism = self.mechanism(v.shape[0])
         distance = int(np.sum(np.abs(mechanism.snap(v) - mechanism.snap(v_prime))))
         return float(mechanism.noise.max_privacy_loss(distance))
+
+
+@dataclass(frozen=True)
+class RhoAsEpsilonGridGaussian:
+    r"""BROKEN. The grid Gaussian release (:class:`dplr.mechanisms.GridGaussian`) calibrated with :math:`\rho = \varepsilon`.
+
+    Its grid and its L2 bound :math:`\Delta_2 = S/g + \sqrt d` are :func:`dplr.gaussian.grid_gaussian_calibration`'s,
+    but its variance is :math:`\Delta_2^2/(2\varepsilon)`: the zCDP parameter read as the ε of (ε, δ)-DP, without
+    :func:`dplr.gaussian.zcdp_rho`'s conversion. It is ε-zCDP, which is (ε, δ)-DP only for an ε near
+    :math:`\varepsilon + 2\sqrt{\varepsilon\log(1/\delta)}`. The data are the values; audit with ``delta``.
+    """
+
+    sensitivity: float
+    epsilon: float
+    delta: float
+
+    def mechanism(self, dim) -> GridGaussian:
+        cal = grid_gaussian_calibration(self.sensitivity, self.epsilon, self.delta, dim)
+        variance = cal.l2_sensitivity**2 / (2 * Fraction(self.epsilon))  # the slip: rho = epsilon
+        return GridGaussian(cal.grid, DiscreteGaussian.from_variance(dim, Fraction(math.ceil(variance))))
+
+    def __call__(self, value, random_state=None, size=None):
+        value = np.atleast_1d(np.asarray(value, dtype=float))
+        return self.mechanism(value.shape[0]).release(value, size, random_state)
+
+    def max_privacy_loss(self, pair) -> float:
+        r"""Exact ε at ``delta`` (:func:`dplr.analysis.auditable.grid_gaussian_pair_epsilon`)."""
+        dim = np.atleast_1d(np.asarray(pair[0], dtype=float)).shape[0]
+        return grid_gaussian_pair_epsilon(self.mechanism(dim), pair, self.delta)
 
 
 @dataclass(frozen=True)
