@@ -43,7 +43,7 @@ import mpmath
 import numpy as np
 from scipy import optimize
 
-from dplr.calibration import CERTIFIED_OUTPUT_FRACTION, sensitivity_bound
+from dplr.calibration import CERTIFIED_OUTPUT_FRACTION, CalibrationBasis, sensitivity_bound
 from dplr.directed_rounding import exact, log_upper, round_down, round_up, sqrt_upper
 from dplr.mechanisms import IsotropicGaussian
 from dplr.validation import (check_delta, check_epsilon, check_lambda, check_positive_finite, check_positive_integer,
@@ -203,11 +203,13 @@ class GaussianOutputPerturbationCalibration(_GaussianNoise):
     sigma : the noise's standard deviation per coordinate (analytic Gaussian)
     epsilon, target_delta : the privacy parameters
     sensitivity : :math:`2(L + n\tau)/(n\lambda)`, the bound on the distance of neighbours' released points
+    basis : the :class:`~dplr.calibration.CalibrationBasis` it was computed for (:math:`n, \lambda, L, \tau`)
     """
 
     epsilon: float
     target_delta: float
     sensitivity: float
+    basis: CalibrationBasis | None = None
 
 
 def gaussian_output_perturbation_calibration(n, lam, epsilon, delta, lipschitz=1.0, solver_tol=0.0):
@@ -220,10 +222,11 @@ def gaussian_output_perturbation_calibration(n, lam, epsilon, delta, lipschitz=1
     :func:`~dplr.calibration.sensitivity_bound` :math:`= 2(L + n\tau)/(n\lambda)`, and with :math:`\sigma` =
     :func:`analytic_gaussian_sigma` (ε, δ, that sensitivity) the release is (ε, δ)-DP (Balle & Wang 2018, Thm 8).
     """
-    epsilon, delta, lam = check_epsilon(epsilon), check_delta(delta), check_lambda(lam)
-    sensitivity = sensitivity_bound(_n(n), lam, lipschitz, solver_tol)
+    epsilon, delta, lam, n = check_epsilon(epsilon), check_delta(delta), check_lambda(lam), _n(n)
+    sensitivity = sensitivity_bound(n, lam, lipschitz, solver_tol)
     return GaussianOutputPerturbationCalibration(analytic_gaussian_sigma(epsilon, delta, sensitivity), epsilon,
-                                                 delta, sensitivity)
+                                                 delta, sensitivity,
+                                                 CalibrationBasis(n, lam, float(lipschitz), solver_tol=float(solver_tol)))
 
 
 @dataclass(frozen=True)
@@ -235,11 +238,13 @@ class GaussianObjectivePerturbationCalibration(_GaussianNoise):
     sigma : standard deviation of each coordinate of :math:`b` in the package's objective (the ``b/n`` term)
     epsilon, target_delta : the privacy parameters
     ridge : :math:`\Delta \ge 0`, the extra ridge term in the package's convention (added to :math:`\lambda`)
+    basis : the :class:`~dplr.calibration.CalibrationBasis` it was computed for (:math:`n, \lambda, L, c`)
     """
 
     epsilon: float
     target_delta: float
     ridge: float
+    basis: CalibrationBasis | None = None
 
 
 def gaussian_objective_perturbation_calibration(epsilon, delta, n, lam, curvature=0.25, lipschitz=1.0):
@@ -282,7 +287,8 @@ def gaussian_objective_perturbation_calibration(epsilon, delta, n, lam, curvatur
     eps = exact(epsilon)
     sigma = round_up(2 * exact(lipschitz) * sqrt_upper(8 * log_upper(4 / exact(delta)) + 4 * eps) / eps)
     ridge = max(0.0, round_up(2 * exact(curvature) / (n * eps) - exact(lam)))
-    return GaussianObjectivePerturbationCalibration(sigma, epsilon, delta, ridge)
+    return GaussianObjectivePerturbationCalibration(sigma, epsilon, delta, ridge,
+                                                    CalibrationBasis(n, lam, lipschitz, curvature))
 
 
 def gaussian_objective_perturbation_epsilon(sigma, delta, n, lam, ridge=0.0, curvature=0.25, lipschitz=1.0):
@@ -340,6 +346,8 @@ class ApproximateMinimaPerturbationCalibration(_GaussianNoise):
     epsilons : the split of ε in the order of ``epsilon_split``, (noise, ridge, output): in the paper's notation
         :math:`(\varepsilon_3, \varepsilon_1 - \varepsilon_3, \varepsilon_2)`
     deltas : :math:`(\delta_1, \delta_2)`, for the objective and for the output
+    basis : the :class:`~dplr.calibration.CalibrationBasis` it was computed for (:math:`n, \lambda, L, c`; the
+        certified tolerance is ``gamma``)
     """
 
     output_sigma: float
@@ -349,6 +357,7 @@ class ApproximateMinimaPerturbationCalibration(_GaussianNoise):
     target_delta: float
     epsilons: tuple
     deltas: tuple
+    basis: CalibrationBasis | None = None
 
     def output_mechanism(self, dim) -> IsotropicGaussian:
         """The output noise :math:`N(0, \\sigma_2^2 I_{dim})`."""
@@ -453,7 +462,8 @@ def approximate_minima_perturbation_calibration(epsilon, delta, n, lam, gamma, c
                                            round_up(2 * exact(gamma) / (exact(lam) + exact(ridge))))
     return ApproximateMinimaPerturbationCalibration(float(sigma), float(output_sigma), float(ridge), gamma, epsilon,
                                                     delta, (eps_noise, eps_ridge, eps_output),
-                                                    (delta_objective, delta_output))
+                                                    (delta_objective, delta_output),
+                                                    CalibrationBasis(n, lam, lipschitz, curvature))
 
 
 @dataclass(frozen=True)
@@ -484,6 +494,11 @@ class CertifiedGaussianObjectivePerturbationCalibration:
     def ridge(self) -> float:
         r""":math:`\Delta` of the objective step."""
         return self.objective.ridge
+
+    @property
+    def basis(self) -> CalibrationBasis | None:
+        """The objective step's :class:`~dplr.calibration.CalibrationBasis` (the certified tolerance is ``gamma``)."""
+        return self.objective.basis
 
     @property
     def sigma(self) -> float:
