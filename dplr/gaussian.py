@@ -36,6 +36,7 @@ parts of ε and δ down. Over 400 lines because each calibration carries its the
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -271,7 +272,8 @@ def gaussian_objective_perturbation_calibration(epsilon, delta, n, lam, curvatur
         \Delta = \max\Big(0, \frac{2c}{n\varepsilon} - \lambda\Big)
 
     (the theorem's :math:`\sigma_K` with :math:`\xi \to 2L`, :math:`\delta \to \delta/2`; :math:`\Delta` counts the
-    ridge λ already in :math:`J` towards :math:`2c/(n\varepsilon)`), both parts are at most :math:`\varepsilon/2`:
+    ridge λ already in :math:`J` towards :math:`2c/(n\varepsilon)`; σ is rounded up and Δ is the smallest float64 for
+    which the solver's float64 sum ``lam + ridge`` is at least :math:`2c/(n\varepsilon)`), both parts are at most :math:`\varepsilon/2`:
     :math:`\varepsilon_J = \log(1 + c/(n(\lambda + \Delta))) \le \log(1 + \varepsilon/2) \le \varepsilon/2`; and with
     :math:`s^2 = 8\log(4/\delta) + 4\varepsilon`, :math:`t = \log(1/\delta)`, :math:`\varepsilon_b = \varepsilon
     \sqrt{2t}/s + \varepsilon^2/(2s^2) \le \varepsilon/2` if and only if :math:`s\sqrt{8t} \le s^2 - \varepsilon`, which
@@ -283,10 +285,14 @@ def gaussian_objective_perturbation_calibration(epsilon, delta, n, lam, curvatur
     """
     epsilon, delta, lam, n = check_epsilon(epsilon), check_delta(delta), check_lambda(lam), _n(n)
     curvature, lipschitz = check_positive_finite(curvature, "curvature"), check_positive_finite(lipschitz, "lipschitz")
-    # sigma and Delta rounded up (dplr.directed_rounding)
+    # sigma and Delta rounded up (dplr.directed_rounding); Delta then raised until the solver's float64 lam + Delta
+    # (rounded to nearest) is itself at least 2c/(n epsilon), the bound the proof needs
     eps = exact(epsilon)
     sigma = round_up(2 * exact(lipschitz) * sqrt_upper(8 * log_upper(4 / exact(delta)) + 4 * eps) / eps)
-    ridge = max(0.0, round_up(2 * exact(curvature) / (n * eps) - exact(lam)))
+    needed = 2 * exact(curvature) / (n * eps)
+    ridge = max(0.0, round_up(needed - exact(lam)))
+    while ridge > 0 and exact(lam + ridge) < needed:
+        ridge = math.nextafter(ridge, math.inf)
     return GaussianObjectivePerturbationCalibration(sigma, epsilon, delta, ridge,
                                                     CalibrationBasis(n, lam, lipschitz, curvature))
 

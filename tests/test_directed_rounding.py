@@ -233,3 +233,41 @@ def test_gaussian_objective_perturbation_epsilon_is_an_upper_bound_of_the_exact_
                  + np.log1p(0.25 / (n * (lam + ridge))))
         wrong_way += Fraction(float(naive)) < exact_bound
     assert wrong_way > 20  # round-to-nearest understates the privacy map in many of these cases
+
+
+def test_gaussian_objective_perturbations_ridge_holds_for_the_solvers_float64_sum():
+    # the proof needs lam + Delta >= 2c/(n epsilon) for the regulariser the solver uses: float64's lam + ridge
+    rng = np.random.default_rng(1)
+    wrong_way, covered = 0, 0
+    for _ in range(600):
+        n, lam, eps = int(rng.integers(10, 10**5)), float(10 ** rng.uniform(-7, -2)), float(10 ** rng.uniform(-2, 1))
+        cal = gaussian_objective_perturbation_calibration(eps, 1e-5, n, lam)
+        needed = Fraction(1, 2) / (n * Fraction(eps))
+        if cal.ridge > 0:
+            covered += 1
+            assert Fraction(lam + cal.ridge) >= needed  # the float64 sum, as the solver forms it
+            naive = max(0.0, round_up(needed - Fraction(lam)))  # the exact difference rounded up, summed to nearest
+            wrong_way += Fraction(lam + naive) < needed
+    assert covered > 200 and wrong_way > 10  # rounding up Delta alone leaves the sum below in many cases
+
+
+def test_dpsgd_noise_scale_is_the_product_rounded_up(monkeypatch):
+    from dplr import dpsgd
+    from dplr.dpsgd import DPSGDCalibration, dpsgd_train
+
+    rng = np.random.default_rng(2)
+    cases = [(float(10 ** rng.uniform(-1, 2)), float(10 ** rng.uniform(-1, 1))) for _ in range(200)]
+    wrong_way = sum(Fraction(s * c) < Fraction(s) * Fraction(c) for s, c in cases)
+    assert wrong_way > 50  # round-to-nearest puts sigma C below the exact product about half of the time
+    for s, c in cases:
+        mechanism = DPSGDCalibration(s, c, 0.1, 10, 1.0, 1e-5, "replace", "pld").mechanism(3)
+        assert Fraction(mechanism.sigma) >= Fraction(s) * Fraction(c)
+    # the training loop draws from the same rounded-up scale
+    seen = []
+    original = dpsgd.IsotropicGaussian.from_sigma
+    monkeypatch.setattr(dpsgd.IsotropicGaussian, "from_sigma",
+                        lambda dim, sigma: seen.append(sigma) or original(dim, sigma))
+    X = np.array([[0.6, 0.0], [0.0, -0.8]])
+    s, c = next((s, c) for s, c in cases if Fraction(s * c) < Fraction(s) * Fraction(c))
+    dpsgd_train(X, np.array([1, -1]), s, c, 0.5, 1, 0.1, random_state=0)
+    assert Fraction(seen[-1]) >= Fraction(s) * Fraction(c)
