@@ -32,6 +32,7 @@ from dplr.validation import (check_epsilon, check_lambda, check_loss_constant, c
                              check_positive_integer, check_solver_tol)
 
 __all__ = [
+    "CalibrationBasis",
     "GRID_REFINEMENT",
     "GridLaplaceCalibration",
     "SCALE_DENOMINATOR",
@@ -75,6 +76,26 @@ OBJECTIVE_PERTURBATION_RELEASES = ("certified", "exact_minimiser")
 
 def _check_n(n) -> int:
     return check_positive_integer(n, "n (the number of training records)")
+
+
+@dataclass(frozen=True)
+class CalibrationBasis:
+    r"""What a calibration was computed for: every public quantity its noise and :math:`\Delta` depend on.
+
+    A record's privacy holds only for a release on ``n`` records with regulariser ``lam``, a loss whose constants are
+    ``lipschitz`` (:math:`|\ell'| \le L`) and ``curvature`` (:math:`\ell'' \le c`; ``None`` where the calibration
+    does not use it) and, for output perturbation, a released point whose true gradient norm is at most
+    ``solver_tol`` (``0.0``: the exact minimiser, the papers' idealisation; ``None`` where the calibration does not use
+    it -- the certified objective perturbations carry theirs as ``gamma``). Each calibration function records it
+    (attribute ``basis``); :func:`dplr.release.private_release` refuses a release on anything else, so a record
+    computed for one :math:`(n, \lambda, \text{tol})` never noises the release of another (issue 38).
+    """
+
+    n: int
+    lam: float
+    lipschitz: float
+    curvature: float | None = None
+    solver_tol: float | None = None
 
 
 def _check_representable(epsilon, n, lam, noise_rate, ridge=0.0):
@@ -136,13 +157,15 @@ class SensitivityMethodCalibration(_VectorLaplaceNoise):
 
     Each is its exact formula rounded in the safe direction (:mod:`dplr.directed_rounding`): ``sensitivity`` up,
     ``noise_rate`` down, ``noise_scale`` is :math:`1/\beta` rounded up, the scale the noise is drawn with
-    (:meth:`~dplr.mechanisms.VectorLaplace.from_rate`), at least :math:`S/\varepsilon`.
+    (:meth:`~dplr.mechanisms.VectorLaplace.from_rate`), at least :math:`S/\varepsilon`. ``basis``: the
+    :class:`CalibrationBasis` it was computed for (:math:`n, \lambda, L, \tau`).
     """
 
     epsilon: float
     sensitivity: float
     noise_rate: float
     noise_scale: float
+    basis: CalibrationBasis | None = None
 
 
 def sensitivity_method_calibration(n, lam, epsilon, lipschitz=1.0, check_input=True,
@@ -163,7 +186,8 @@ def sensitivity_method_calibration(n, lam, epsilon, lipschitz=1.0, check_input=T
     noise_rate = round_down(exact(epsilon) / sensitivity)
     _check_representable(epsilon, n, lam, noise_rate)
     return SensitivityMethodCalibration(epsilon, round_up(sensitivity), noise_rate,
-                                        round_up(1 / exact(noise_rate)))
+                                        round_up(1 / exact(noise_rate)),
+                                        CalibrationBasis(n, lam, lipschitz, solver_tol=solver_tol))
 
 
 def sensitivity_method_noise_rate(n, lam, epsilon, lipschitz=1.0):
@@ -182,6 +206,7 @@ class ObjectivePerturbationCalibration(_VectorLaplaceNoise):
     epsilon_prime : :math:`\varepsilon'`, the budget left for the noise after the Jacobian term
     ridge : :math:`\Delta`, the extra ridge term added to the objective
     noise_rate : :math:`\beta` of the noise density :math:`e^{-\beta\lVert b\rVert}`
+    basis : the :class:`CalibrationBasis` it was computed for (:math:`n, \lambda, L, c`)
     """
 
     form: str
@@ -189,6 +214,7 @@ class ObjectivePerturbationCalibration(_VectorLaplaceNoise):
     epsilon_prime: float
     ridge: float
     noise_rate: float
+    basis: CalibrationBasis | None = None
 
 
 def objective_perturbation_calibration(epsilon, n, lam, curvature=0.25, lipschitz=1.0, form="corrected",
@@ -222,7 +248,8 @@ def objective_perturbation_calibration(epsilon, n, lam, curvature=0.25, lipschit
     if form == "nips2008":
         noise_rate = round_down(exact(epsilon) / (2 * exact(lipschitz)))
         _check_representable(epsilon, n, lam, noise_rate)
-        return ObjectivePerturbationCalibration(form, epsilon, epsilon, 0.0, noise_rate)
+        return ObjectivePerturbationCalibration(form, epsilon, epsilon, 0.0, noise_rate,
+                                                CalibrationBasis(n, lam, lipschitz, curvature))
     if form != "corrected":
         raise ValueError(f"form must be one of {OBJECTIVE_PERTURBATION_FORMS}, got {form!r}.")
     # In the safe direction (dplr.directed_rounding): epsilon' and the noise rate rounded down, Delta up.
@@ -235,7 +262,8 @@ def objective_perturbation_calibration(epsilon, n, lam, curvature=0.25, lipschit
         epsilon_prime = round_down(exact(epsilon) / 2)
     noise_rate = round_down(exact(epsilon_prime) / (2 * exact(lipschitz)))
     _check_representable(epsilon, n, lam, noise_rate, ridge)
-    return ObjectivePerturbationCalibration(form, epsilon, epsilon_prime, ridge, noise_rate)
+    return ObjectivePerturbationCalibration(form, epsilon, epsilon_prime, ridge, noise_rate,
+                                            CalibrationBasis(n, lam, lipschitz, curvature))
 
 
 @dataclass(frozen=True)
@@ -264,6 +292,11 @@ class CertifiedObjectivePerturbationCalibration:
     def ridge(self) -> float:
         r""":math:`\Delta` of the objective step."""
         return self.objective.ridge
+
+    @property
+    def basis(self) -> CalibrationBasis | None:
+        """The objective step's :class:`CalibrationBasis` (the certified tolerance is ``gamma``)."""
+        return self.objective.basis
 
     @property
     def noise_rate(self) -> float:
@@ -426,12 +459,14 @@ class SensitivityMethodGridCalibration:
     ----------
     epsilon : the privacy parameter
     sensitivity : :math:`S = 2(L + n\tau)/(n\lambda)` (:func:`sensitivity_bound`), rounded up
+    basis : the :class:`CalibrationBasis` it was computed for (:math:`n, \lambda, L, \tau`)
 
     :meth:`mechanism` builds the release in ``dim`` dimensions through :func:`grid_laplace_calibration`.
     """
 
     epsilon: float
     sensitivity: float
+    basis: CalibrationBasis | None = None
 
     def calibration(self, dim) -> GridLaplaceCalibration:
         """The grid, the L1 sensitivity and the scale in ``dim`` dimensions (:func:`grid_laplace_calibration`)."""
@@ -453,4 +488,5 @@ def sensitivity_method_grid_calibration(n, lam, epsilon, lipschitz=1.0, check_in
     if check_input:
         epsilon, n, lam = check_epsilon(epsilon), _check_n(n), check_lambda(lam)
     lipschitz, solver_tol = check_loss_constant(lipschitz, "lipschitz"), check_solver_tol(solver_tol)
-    return SensitivityMethodGridCalibration(epsilon, round_up(_exact_sensitivity(n, lam, lipschitz, solver_tol)))
+    return SensitivityMethodGridCalibration(epsilon, round_up(_exact_sensitivity(n, lam, lipschitz, solver_tol)),
+                                            CalibrationBasis(n, lam, lipschitz, solver_tol=solver_tol))

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dplr.directed_rounding import exact, round_up
 from dplr.losses import get_loss
 from dplr.mechanisms import IsotropicGaussian
 from dplr.validation import (
@@ -59,12 +60,21 @@ __all__ = [
     "dpsgd_calibration",
     "dpsgd_train",
     "dp_sgd",
+    "noise_scale",
 ]
 
 #: The neighbouring relations the accountant is asked about, one record replaced or one added or removed.
 NEIGHBOURING_RELATIONS = ("replace", "add_remove")
 #: The accountants of ``dp-accounting`` used, privacy-loss distributions and Rényi DP.
 ACCOUNTANTS = ("pld", "rdp")
+
+
+def noise_scale(noise_multiplier, clip_norm) -> float:
+    r"""The standard deviation :math:`\sigma C` of a step's noise, rounded *up* to a float64
+    (:mod:`dplr.directed_rounding`): the accountant's guarantee for :math:`\sigma` holds for noise at least
+    :math:`\sigma C` wide on sums of gradients clipped to :math:`C`; the product rounded to nearest is below the exact
+    one about half of the time."""
+    return round_up(exact(noise_multiplier) * exact(clip_norm))
 
 
 def _check_rate(sampling_rate):
@@ -170,8 +180,8 @@ class DPSGDCalibration:
     accountant: str
 
     def mechanism(self, dim) -> IsotropicGaussian:
-        """The noise of one step: :math:`N(0, (\\sigma C)^2 I_{dim})`."""
-        return IsotropicGaussian.from_sigma(dim, self.noise_multiplier * self.clip_norm)
+        """The noise of one step: :math:`N(0, (\\sigma C)^2 I_{dim})`, :math:`\\sigma C` rounded up (:func:`noise_scale`)."""
+        return IsotropicGaussian.from_sigma(dim, noise_scale(self.noise_multiplier, self.clip_norm))
 
 
 def dpsgd_calibration(epsilon, delta, sampling_rate, steps, clip_norm=1.0, neighbouring="replace", accountant="pld"):
@@ -233,7 +243,7 @@ def dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learnin
     W = np.zeros((k, d))
     # the noise N(0, (sigma C)^2 I) of each step, drawn by its mechanism; sigma = 0 (not private) draws the same
     # normals and adds zeros, so that the lots' masks use the stream as for any sigma
-    scale = sigma * clip_norm
+    scale = noise_scale(sigma, clip_norm)
     noise = IsotropicGaussian.from_sigma(d, scale if scale > 0 else 1.0)
     for _ in range(steps):
         mask = rng.random((k, n)) < q

@@ -48,9 +48,9 @@ import mpmath
 import numpy as np
 from scipy import optimize
 
-from dplr.calibration import (CERTIFIED_OUTPUT_FRACTION, MAX_NOISE_SCALE, SCALE_DENOMINATOR, release_grid,
-                              sensitivity_bound)
-from dplr.directed_rounding import exact, log1p_lower, log_upper, round_down, round_up, sqrt_upper
+from dplr.calibration import (CERTIFIED_OUTPUT_FRACTION, MAX_NOISE_SCALE, SCALE_DENOMINATOR, CalibrationBasis,
+                              release_grid, sensitivity_bound)
+from dplr.directed_rounding import exact, log1p_lower, log1p_upper, log_upper, round_down, round_up, sqrt_upper
 from dplr.mechanisms import DiscreteGaussian, GridGaussian, IsotropicGaussian
 from dplr.validation import (check_delta, check_epsilon, check_lambda, check_positive_finite, check_positive_integer,
                              check_random_state)
@@ -214,11 +214,13 @@ class GaussianOutputPerturbationCalibration(_GaussianNoise):
     sigma : the noise's standard deviation per coordinate (analytic Gaussian)
     epsilon, target_delta : the privacy parameters
     sensitivity : :math:`2(L + n\tau)/(n\lambda)`, the bound on the distance of neighbours' released points
+    basis : the :class:`~dplr.calibration.CalibrationBasis` it was computed for (:math:`n, \lambda, L, \tau`)
     """
 
     epsilon: float
     target_delta: float
     sensitivity: float
+    basis: CalibrationBasis | None = None
 
 
 def gaussian_output_perturbation_calibration(n, lam, epsilon, delta, lipschitz=1.0, solver_tol=0.0):
@@ -231,10 +233,11 @@ def gaussian_output_perturbation_calibration(n, lam, epsilon, delta, lipschitz=1
     :func:`~dplr.calibration.sensitivity_bound` :math:`= 2(L + n\tau)/(n\lambda)`, and with :math:`\sigma` =
     :func:`analytic_gaussian_sigma` (ε, δ, that sensitivity) the release is (ε, δ)-DP (Balle & Wang 2018, Thm 8).
     """
-    epsilon, delta, lam = check_epsilon(epsilon), check_delta(delta), check_lambda(lam)
-    sensitivity = sensitivity_bound(_n(n), lam, lipschitz, solver_tol)
+    epsilon, delta, lam, n = check_epsilon(epsilon), check_delta(delta), check_lambda(lam), _n(n)
+    sensitivity = sensitivity_bound(n, lam, lipschitz, solver_tol)
     return GaussianOutputPerturbationCalibration(analytic_gaussian_sigma(epsilon, delta, sensitivity), epsilon,
-                                                 delta, sensitivity)
+                                                 delta, sensitivity,
+                                                 CalibrationBasis(n, lam, float(lipschitz), solver_tol=float(solver_tol)))
 
 
 @dataclass(frozen=True)
@@ -246,11 +249,13 @@ class GaussianObjectivePerturbationCalibration(_GaussianNoise):
     sigma : standard deviation of each coordinate of :math:`b` in the package's objective (the ``b/n`` term)
     epsilon, target_delta : the privacy parameters
     ridge : :math:`\Delta \ge 0`, the extra ridge term in the package's convention (added to :math:`\lambda`)
+    basis : the :class:`~dplr.calibration.CalibrationBasis` it was computed for (:math:`n, \lambda, L, c`)
     """
 
     epsilon: float
     target_delta: float
     ridge: float
+    basis: CalibrationBasis | None = None
 
 
 def gaussian_objective_perturbation_calibration(epsilon, delta, n, lam, curvature=0.25, lipschitz=1.0):
@@ -277,7 +282,8 @@ def gaussian_objective_perturbation_calibration(epsilon, delta, n, lam, curvatur
         \Delta = \max\Big(0, \frac{2c}{n\varepsilon} - \lambda\Big)
 
     (the theorem's :math:`\sigma_K` with :math:`\xi \to 2L`, :math:`\delta \to \delta/2`; :math:`\Delta` counts the
-    ridge λ already in :math:`J` towards :math:`2c/(n\varepsilon)`), both parts are at most :math:`\varepsilon/2`:
+    ridge λ already in :math:`J` towards :math:`2c/(n\varepsilon)`; σ is rounded up and Δ is the smallest float64 for
+    which the solver's float64 sum ``lam + ridge`` is at least :math:`2c/(n\varepsilon)`), both parts are at most :math:`\varepsilon/2`:
     :math:`\varepsilon_J = \log(1 + c/(n(\lambda + \Delta))) \le \log(1 + \varepsilon/2) \le \varepsilon/2`; and with
     :math:`s^2 = 8\log(4/\delta) + 4\varepsilon`, :math:`t = \log(1/\delta)`, :math:`\varepsilon_b = \varepsilon
     \sqrt{2t}/s + \varepsilon^2/(2s^2) \le \varepsilon/2` if and only if :math:`s\sqrt{8t} \le s^2 - \varepsilon`, which
@@ -289,11 +295,16 @@ def gaussian_objective_perturbation_calibration(epsilon, delta, n, lam, curvatur
     """
     epsilon, delta, lam, n = check_epsilon(epsilon), check_delta(delta), check_lambda(lam), _n(n)
     curvature, lipschitz = check_positive_finite(curvature, "curvature"), check_positive_finite(lipschitz, "lipschitz")
-    # sigma and Delta rounded up (dplr.directed_rounding)
+    # sigma and Delta rounded up (dplr.directed_rounding); Delta then raised until the solver's float64 lam + Delta
+    # (rounded to nearest) is itself at least 2c/(n epsilon), the bound the proof needs
     eps = exact(epsilon)
     sigma = round_up(2 * exact(lipschitz) * sqrt_upper(8 * log_upper(4 / exact(delta)) + 4 * eps) / eps)
-    ridge = max(0.0, round_up(2 * exact(curvature) / (n * eps) - exact(lam)))
-    return GaussianObjectivePerturbationCalibration(sigma, epsilon, delta, ridge)
+    needed = 2 * exact(curvature) / (n * eps)
+    ridge = max(0.0, round_up(needed - exact(lam)))
+    while ridge > 0 and exact(lam + ridge) < needed:
+        ridge = math.nextafter(ridge, math.inf)
+    return GaussianObjectivePerturbationCalibration(sigma, epsilon, delta, ridge,
+                                                    CalibrationBasis(n, lam, lipschitz, curvature))
 
 
 def gaussian_objective_perturbation_epsilon(sigma, delta, n, lam, ridge=0.0, curvature=0.25, lipschitz=1.0):
@@ -325,7 +336,9 @@ def gaussian_objective_perturbation_epsilon(sigma, delta, n, lam, ridge=0.0, cur
     \varepsilon_J`, which gives :math:`(\varepsilon_b + \varepsilon_J, \delta)`-DP.
 
     ``ridge`` is :math:`\Delta` (added to :math:`\lambda`), ``sigma`` the standard deviation of each coordinate of
-    :math:`b` in the package's objective (the ``b/n`` term). Returns :math:`\varepsilon_b + \varepsilon_J`.
+    :math:`b` in the package's objective (the ``b/n`` term). Returns :math:`\varepsilon_b + \varepsilon_J`, an upper
+    bound in float64 (:mod:`dplr.directed_rounding`): the logarithms and the root bounded above, the rest exact,
+    :math:`\lambda + \Delta` rounded *down* (the solver's float64 sum is no smaller), the sum rounded up.
     """
     sigma = check_positive_finite(sigma, "sigma")
     delta, lam, n = check_delta(delta), check_lambda(lam), _n(n)
@@ -333,8 +346,17 @@ def gaussian_objective_perturbation_epsilon(sigma, delta, n, lam, ridge=0.0, cur
     if not np.isfinite(ridge) or ridge < 0:
         raise ValueError(f"ridge (Delta) must be finite and >= 0, got {ridge!r}.")
     curvature, lipschitz = check_positive_finite(curvature, "curvature"), check_positive_finite(lipschitz, "lipschitz")
-    noise = 2.0 * lipschitz * np.sqrt(2.0 * np.log(1.0 / delta)) / sigma + 2.0 * lipschitz**2 / sigma**2
-    return float(noise + np.log1p(curvature / (n * (lam + ridge))))
+    return round_up(_objective_epsilon_upper(sigma, delta, n, lam, ridge, curvature, lipschitz))
+
+
+def _objective_epsilon_upper(sigma, delta, n, lam, ridge, curvature, lipschitz) -> Fraction:
+    r"""A rational :math:`\ge \varepsilon_b + \varepsilon_J` (:func:`gaussian_objective_perturbation_epsilon`) for
+    the float64 inputs taken as exact numbers, with :math:`\lambda + \Delta` rounded down to a float64 (at most the
+    solver's ``lam + ridge``)."""
+    s, L = exact(sigma), exact(lipschitz)
+    noise = 2 * L * sqrt_upper(2 * log_upper(1 / exact(delta))) / s + 2 * L**2 / s**2
+    strong_convexity = exact(round_down(exact(lam) + exact(ridge)))
+    return noise + log1p_upper(exact(curvature) / (n * strong_convexity))
 
 
 @dataclass(frozen=True)
@@ -351,6 +373,8 @@ class ApproximateMinimaPerturbationCalibration(_GaussianNoise):
     epsilons : the split of ε in the order of ``epsilon_split``, (noise, ridge, output): in the paper's notation
         :math:`(\varepsilon_3, \varepsilon_1 - \varepsilon_3, \varepsilon_2)`
     deltas : :math:`(\delta_1, \delta_2)`, for the objective and for the output
+    basis : the :class:`~dplr.calibration.CalibrationBasis` it was computed for (:math:`n, \lambda, L, c`; the
+        certified tolerance is ``gamma``)
     """
 
     output_sigma: float
@@ -360,6 +384,7 @@ class ApproximateMinimaPerturbationCalibration(_GaussianNoise):
     target_delta: float
     epsilons: tuple
     deltas: tuple
+    basis: CalibrationBasis | None = None
 
     def output_mechanism(self, dim) -> IsotropicGaussian:
         """The output noise :math:`N(0, \\sigma_2^2 I_{dim})`."""
@@ -407,7 +432,11 @@ def approximate_minima_perturbation_calibration(epsilon, delta, n, lam, gamma, c
     minimiser's ε at :math:`\delta_1` by :math:`\varepsilon_3\big(a/(1+a) + \varepsilon_3/(2(1+a)^2)\big) +
     \log(1 + (\varepsilon_1 - \varepsilon_3)/2)`, which is below :math:`\varepsilon_1` when :math:`\varepsilon_3 \le
     2(1 + a)`: the exact minimiser is :math:`(\varepsilon_1, \delta_1)`-DP under replace-one neighbours, for the
-    logistic and the Huber loss. This function computes that bound and refuses a split it does not cover (it covers every
+    logistic and the Huber loss. This function computes that bound and refuses a split it does not cover, deciding the
+    inequality exactly: the bound as an exact rational at least the real one (the float64 :math:`\sigma`,
+    :math:`\delta_1` and :math:`\Delta` as exact numbers, its logarithms and root bounded above, :math:`\lambda +
+    \Delta` rounded down, :mod:`dplr.directed_rounding`) against :math:`\varepsilon_1` as an exact sum, never a
+    float64 comparison, which can accept a split whose bound exceeds :math:`\varepsilon_1` by an ulp (it covers every
     split with :math:`\varepsilon_3 \le 2`; the default split, all but large ε with a large δ). The proof does not need :math:`\varepsilon_1 -
     \varepsilon_3 < 1` or :math:`r = 2` (:math:`r = 1` would do: only one record's Hessian term differs on each
     side); both are kept from the authors' code.
@@ -425,7 +454,8 @@ def approximate_minima_perturbation_calibration(epsilon, delta, n, lam, gamma, c
     (noise :math:`\varepsilon_3`, ridge :math:`\varepsilon_1 - \varepsilon_3`, output :math:`\varepsilon_2`), summing
     to 1; then :math:`\Delta = \max(0, r c/(n(\varepsilon_1 - \varepsilon_3)) - \lambda)`, ``sigma`` :math:`= n\sigma_1
     = 2L(1 + \sqrt{2\log(1/\delta_1)})/\varepsilon_3`, ``output_sigma`` the analytic Gaussian mechanism's at
-    :math:`(\varepsilon_2, \delta_2)` for sensitivity :math:`2\gamma/(\lambda + \Delta)`, and the solver's tolerance on :math:`\lVert\nabla J\rVert` is :math:`\gamma`.
+    :math:`(\varepsilon_2, \delta_2)` for sensitivity :math:`2\gamma/(\lambda + \Delta)` (:math:`\lambda + \Delta`
+    rounded down, the sensitivity up), and the solver's tolerance on :math:`\lVert\nabla J\rVert` is :math:`\gamma`.
     The default split is the authors': 1 % of ε to the output, 90 % of the rest to the objective's noise; δ 99 % to
     the objective, 1 % to the output.
     """
@@ -451,20 +481,25 @@ def approximate_minima_perturbation_calibration(epsilon, delta, n, lam, gamma, c
     ridge = max(0.0, round_up(AMP_HESSIAN_RANK * exact(curvature) / (n * exact(eps_ridge)) - exact(lam)))
     sigma = round_up(2 * exact(lipschitz) * (1 + sqrt_upper(2 * log_upper(1 / exact(delta_objective))))
                      / exact(eps_noise))
-    proven = gaussian_objective_perturbation_epsilon(sigma, delta_objective, n, lam, ridge, curvature, lipschitz)
-    if not proven <= eps_noise + eps_ridge:
+    # the proof's inequality decided exactly: an upper bound of the proven epsilon (exact rationals, logs and root
+    # bounded above, lam + Delta rounded down) against epsilon_3 + (epsilon_1 - epsilon_3) as exact numbers
+    proven = _objective_epsilon_upper(sigma, delta_objective, n, lam, ridge, curvature, lipschitz)
+    if not proven <= exact(eps_noise) + exact(eps_ridge):
         bound = 2.0 * (1.0 + np.sqrt(2.0 * np.log(1.0 / delta_objective)))
         raise ValueError(f"approximate minima perturbation's objective step: the proven epsilon of the exact minimiser at "
-                         f"delta_1 is {proven:.6g}, above epsilon_1 = {eps_noise + eps_ridge:.6g}, so this split is not "
-                         f"covered by the proof (it covers every epsilon_3 <= 2 (1 + sqrt(2 log(1/delta_1))) = "
+                         f"delta_1 is {float(proven):.17g}, above epsilon_1 = {eps_noise + eps_ridge:.17g}, so this split "
+                         f"is not covered by the proof (it covers every epsilon_3 <= 2 (1 + sqrt(2 log(1/delta_1))) = "
                          f"{bound:.6g}; here epsilon_3 = {eps_noise!r}). Fix: a smaller first fraction in "
                          f"epsilon_split, or a smaller delta_1 (delta times the first fraction of delta_split).")
-    # two neighbours' approximate points, each within gamma/(lam + Delta) of their common exact minimiser: twice that
+    # two neighbours' approximate points, each within gamma/(lam + Delta) of their common exact minimiser: twice that,
+    # with lam + Delta rounded down (at most the solver's float64 sum) and the sensitivity up
+    strong_convexity = round_down(exact(lam) + exact(ridge))
     output_sigma = analytic_gaussian_sigma(eps_output, delta_output,
-                                           round_up(2 * exact(gamma) / (exact(lam) + exact(ridge))))
+                                           round_up(2 * exact(gamma) / exact(strong_convexity)))
     return ApproximateMinimaPerturbationCalibration(float(sigma), float(output_sigma), float(ridge), gamma, epsilon,
                                                     delta, (eps_noise, eps_ridge, eps_output),
-                                                    (delta_objective, delta_output))
+                                                    (delta_objective, delta_output),
+                                                    CalibrationBasis(n, lam, lipschitz, curvature))
 
 
 @dataclass(frozen=True)
@@ -495,6 +530,11 @@ class CertifiedGaussianObjectivePerturbationCalibration:
     def ridge(self) -> float:
         r""":math:`\Delta` of the objective step."""
         return self.objective.ridge
+
+    @property
+    def basis(self) -> CalibrationBasis | None:
+        """The objective step's :class:`~dplr.calibration.CalibrationBasis` (the certified tolerance is ``gamma``)."""
+        return self.objective.basis
 
     @property
     def sigma(self) -> float:
@@ -665,6 +705,7 @@ class GaussianOutputPerturbationGridCalibration:
     ----------
     epsilon, target_delta : the privacy parameters
     sensitivity : :math:`S = 2(L + n\tau)/(n\lambda)` (:func:`~dplr.calibration.sensitivity_bound`), rounded up
+    basis : the :class:`~dplr.calibration.CalibrationBasis` it was computed for (:math:`n, \lambda, L, \tau`)
 
     :meth:`mechanism` builds the release in ``dim`` dimensions through :func:`grid_gaussian_calibration`.
     """
@@ -672,6 +713,7 @@ class GaussianOutputPerturbationGridCalibration:
     epsilon: float
     target_delta: float
     sensitivity: float
+    basis: CalibrationBasis | None = None
 
     def calibration(self, dim) -> GridGaussianCalibration:
         """The grid, the L2 sensitivity in grid steps and the variance in ``dim`` dimensions (:func:`grid_gaussian_calibration`)."""
@@ -691,6 +733,7 @@ def gaussian_output_perturbation_grid_calibration(n, lam, epsilon, delta, lipsch
     per-coordinate discrete Gaussian noise drawn exactly, calibrated to the L2 bound :math:`S/g + \sqrt d` in grid
     steps through zCDP (:func:`grid_gaussian_calibration`); (ε, δ)-DP as run.
     """
-    epsilon, delta, lam = check_epsilon(epsilon), check_delta(delta), check_lambda(lam)
-    return GaussianOutputPerturbationGridCalibration(epsilon, delta,
-                                                     sensitivity_bound(_n(n), lam, lipschitz, solver_tol))
+    epsilon, delta, lam, n = check_epsilon(epsilon), check_delta(delta), check_lambda(lam), _n(n)
+    return GaussianOutputPerturbationGridCalibration(epsilon, delta, sensitivity_bound(n, lam, lipschitz, solver_tol),
+                                                     CalibrationBasis(n, lam, float(lipschitz),
+                                                                      solver_tol=float(solver_tol)))

@@ -71,8 +71,9 @@ from dplr.solver import (
 )
 from dplr.validation import check_random_state
 
-__all__ = ["OUTPUT_PERTURBATIONS", "OBJECTIVE_PERTURBATIONS", "CERTIFIED_OBJECTIVE_PERTURBATIONS", "GRID_RELEASES",
-           "certify_release", "fallback_count", "grid_gaussian_release", "grid_laplace_release", "private_release"]
+__all__ = ["IDEALISED_TOL", "OUTPUT_PERTURBATIONS", "OBJECTIVE_PERTURBATIONS", "CERTIFIED_OBJECTIVE_PERTURBATIONS",
+           "GRID_RELEASES", "certify_release", "fallback_count", "grid_gaussian_release", "grid_laplace_release",
+           "private_release"]
 
 #: The count of :func:`fallback_count`, and its lock (private tuning certifies in worker threads).
 _FALLBACKS = [0]
@@ -145,9 +146,44 @@ def _solve_options(solver_options, max_iter):
     return options
 
 
-def private_release(X, y, lam, loss, calibration, n_draws=None, random_state=None, *, tol=1e-8, max_iter=None,
+#: The solver's tolerance where it is not a privacy parameter (objective perturbation as the papers state it, the
+#: idealised output perturbation): :func:`private_release`'s ``tol=None``.
+IDEALISED_TOL = 1e-8
+
+
+def _check_basis(calibration, n, lam, loss, *, solver_tol=None):
+    r"""Refuse a release on anything other than what ``calibration`` was computed for (its
+    :class:`~dplr.calibration.CalibrationBasis`): ``n`` records (times the replicas), ``lam``, the loss's constants
+    and, for output perturbation, ``solver_tol``. Exact comparisons of the float64 numbers: the release must use the
+    very numbers the calibration used."""
+    basis = getattr(calibration, "basis", None)
+    if basis is None:
+        raise ValueError(f"the calibration record {type(calibration).__name__} does not say what it was computed for "
+                         f"(its basis: n, lam, the loss's constants, the solver's tolerance), so no release can be "
+                         f"checked against it. Fix: build it with the calibration functions of dplr.calibration or "
+                         f"dplr.gaussian, which record it.")
+    found = [("n", basis.n, n, "the number of records (times replicas)"), ("lam", basis.lam, lam, "lam"),
+             ("lipschitz", basis.lipschitz, loss.lipschitz, "the loss's lipschitz"),
+             ("curvature", basis.curvature, loss.curvature, "the loss's curvature"),
+             ("solver_tol", basis.solver_tol, solver_tol, "tol")]
+    for name, calibrated, released, what in found:
+        if calibrated is not None and calibrated != released:
+            raise ValueError(f"the calibration was computed for {name} = {calibrated!r}, but this release has "
+                             f"{what} = {released!r}: its noise does not cover this release. Fix: calibrate with the "
+                             f"release's own values (n = {n!r} records, lam = {lam!r}, the loss's lipschitz and "
+                             f"curvature, solver_tol = tol), or release with the calibration's.")
+
+
+def private_release(X, y, lam, loss, calibration, n_draws=None, random_state=None, *, tol=None, max_iter=None,
                     solver_options=None, noise=None, exact_minimiser=False, replicas=1):
     r"""Release one private classifier per draw: the calibration's algorithm (module docstring), in one solve.
+
+    **The rule** (issue 38): a calibration is private only for the release it was computed for. Every record carries
+    its :class:`~dplr.calibration.CalibrationBasis` -- :math:`n`, :math:`\lambda`, the loss's :math:`L` and
+    :math:`c`, and for output perturbation the tolerance :math:`\tau` its sensitivity covers -- and this function,
+    the public boundary of every release, refuses (``ValueError``, saying how to fix it) a release on other
+    :math:`n` (``X.shape[0] * replicas``), λ (``lam``), loss constants (``loss``) or tolerance (``tol``), before
+    any draw or solve. A certified release's tolerance is its record's :math:`\gamma`, used as recorded.
 
     Parameters
     ----------
@@ -158,25 +194,40 @@ def private_release(X, y, lam, loss, calibration, n_draws=None, random_state=Non
         problem each (each draws once, from its entry of ``random_state``, a sequence)
     n_draws : None (one classifier, ``(d,)``) or ``k`` (``(k, d)``, one batched solve)
     random_state : None, int, Generator; a sequence of them with a tuple of calibrations
-    tol : for output perturbation the gradient norm the released point is certified to meet -- the ``solver_tol``
-        the calibration was made with; for objective perturbation the solver's tolerance. Approximate minima
-        perturbation certifies its calibration's :math:`\gamma`.
+    tol : for output perturbation the gradient norm the released point is certified to meet: the ``solver_tol``
+        the calibration was made with (``None``: the record's; another value is refused); with
+        ``exact_minimiser=True`` and for the uncertified objective perturbations the solver's tolerance, not a
+        privacy parameter (``None``: :data:`IDEALISED_TOL`). The certified objective perturbations (approximate minima
+        perturbation, ``release="certified"``) certify their calibration's :math:`\gamma`; ``tol`` is unused.
     max_iter, solver_options : the solver's (:func:`~dplr.solver.solve_regularized_erm`), checked by the caller;
         ``max_iter=None`` leaves the solver's default (or ``solver_options``'s)
     noise : objective perturbation only: noise already drawn from the calibration's mechanism (then ``n_draws`` and
         ``random_state`` are not used; the guarantee rests on the caller, who must draw it once per release)
-    exact_minimiser : output perturbation only: the papers' idealisation (calibration at ``solver_tol=0``), no
-        certificate -- for the replications of the papers, which state Algorithm 1 that way
-    replicas : objective perturbation only: the records counted ``replicas`` times (the calibration made for
-        ``replicas * n`` records): the objective's term is :math:`(b/m)^\top w/n`, the rest unchanged
+    exact_minimiser : output perturbation only: the papers' idealisation (a calibration at ``solver_tol=0``, required),
+        no certificate -- for the replications of the papers, which state Algorithm 1 that way
+    replicas : the records counted ``replicas`` times (the calibration made for ``replicas * n`` records): for
+        objective perturbation the objective's term is :math:`(b/m)^\top w/n`, the rest unchanged (the mean objective
+        is the same); not with a certified objective perturbation
     """
     n, d = X.shape
     options = _solve_options(solver_options, max_iter)
     if isinstance(calibration, OUTPUT_PERTURBATIONS):
         rng = check_random_state(random_state)
-        if exact_minimiser:
-            w = solve_regularized_erm(X, y, lam, loss, tol=tol, check_input=False, **options).coef
+        calibrated = getattr(getattr(calibration, "basis", None), "solver_tol", None)
+        if exact_minimiser or calibrated == 0.0:
+            if not (exact_minimiser and calibrated == 0.0):
+                raise ValueError(f"exact_minimiser=True (the papers' idealisation: the solver's point released as the "
+                                 f"exact minimiser, uncertified) goes with a calibration at solver_tol=0, and only "
+                                 f"with it; got exact_minimiser={exact_minimiser!r} and a calibration at solver_tol = "
+                                 f"{calibrated!r}. Fix: calibrate with solver_tol = the tolerance the released point "
+                                 f"is certified at (dplr.algorithms.sensitivity_method does), or, for the idealisation, "
+                                 f"solver_tol=0 with exact_minimiser=True.")
+            _check_basis(calibration, n * replicas, lam, loss, solver_tol=0.0)
+            w = solve_regularized_erm(X, y, lam, loss, tol=IDEALISED_TOL if tol is None else tol, check_input=False,
+                                      **options).coef
         else:
+            tol = calibrated if tol is None else tol
+            _check_basis(calibration, n * replicas, lam, loss, solver_tol=tol)
             target = stopping_tolerance(tol, n, d, lam, loss)
             plan = fixed_step_plan(tol, n, d, lam, loss)  # public: refused here, before the data, or never
             result = solve_regularized_erm(X, y, lam, loss, tol=target, check_input=False, **options)
@@ -191,6 +242,13 @@ def private_release(X, y, lam, loss, calibration, n_draws=None, random_state=Non
     calibrations = calibration if per_problem else (calibration,)
     if not calibrations or not all(isinstance(c, OBJECTIVE_PERTURBATIONS) for c in calibrations):
         raise ValueError(f"calibration must be a record of dplr.calibration or dplr.gaussian, got {calibration!r}.")
+    for cal in calibrations:
+        _check_basis(cal, n * replicas, lam, loss)
+    if replicas != 1 and any(isinstance(c, CERTIFIED_OBJECTIVE_PERTURBATIONS) for c in calibrations):
+        raise ValueError(f"replicas = {replicas!r}: a certified release (approximate minima perturbation, "
+                         f"release='certified') certifies the records it solves, as given. Fix: replicas=1 with a "
+                         f"calibration for X.shape[0] records.")
+    tol = IDEALISED_TOL if tol is None else tol
     rng = None if per_problem else check_random_state(random_state)
     if noise is not None:
         if isinstance(calibration, CERTIFIED_OBJECTIVE_PERTURBATIONS):

@@ -35,6 +35,7 @@ of runs); that form is not implemented here.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -42,7 +43,7 @@ import numpy as np
 
 from dplr.algorithms import objective_perturbation
 from dplr.ball import check_rows_in_ball
-from dplr.directed_rounding import round_up
+from dplr.directed_rounding import exact, round_down, round_up
 from dplr.mechanisms import laplace_mechanism
 from dplr.tuning import test_error
 from dplr.validation import check_epsilon, check_lambda, check_random_state, check_signed_data
@@ -63,13 +64,30 @@ SELECTION_MULTIPLE = 3
 
 
 def run_epsilon(epsilon):
-    r"""The budget :math:`\varepsilon_0 = \varepsilon / 3` of each run, for a total budget ``epsilon``."""
-    return check_epsilon(epsilon) / SELECTION_MULTIPLE
+    r"""The budget :math:`\varepsilon_0 = \varepsilon / 3` of each run, for a total budget ``epsilon``, rounded *down*
+    (:mod:`dplr.directed_rounding`): :math:`3\varepsilon_0 \le \varepsilon` exactly."""
+    return round_down(exact(check_epsilon(epsilon)) / SELECTION_MULTIPLE)
 
 
 def selection_epsilon(epsilon_run):
-    r"""The total :math:`3\varepsilon_0` that random stopping over :math:`\varepsilon_0`-DP runs guarantees."""
-    return SELECTION_MULTIPLE * check_epsilon(epsilon_run)
+    r"""The total :math:`3\varepsilon_0` that random stopping over :math:`\varepsilon_0`-DP runs guarantees, rounded
+    *up*: a privacy loss the procedure does not exceed."""
+    return round_up(SELECTION_MULTIPLE * exact(check_epsilon(epsilon_run)))
+
+
+def _split(epsilon_run, score_share):
+    r"""Each run's :math:`(\varepsilon_{\text{fit}}, \varepsilon_{\text{score}})`: :math:`s\varepsilon_0` and
+    :math:`\varepsilon_0 - s\varepsilon_0`, each rounded down, so they sum to at most :math:`\varepsilon_0` exactly;
+    refused before any run when either is below the smallest normal float64 (2.2e-308; from it on, the score's
+    Laplace rate :math:`n\varepsilon_{\text{score}}` has a finite scale, so :func:`noisy_training_error` never
+    refuses inside a run)."""
+    eps_score = round_down(exact(score_share) * exact(epsilon_run))
+    eps_fit = round_down(exact(epsilon_run) - exact(eps_score))
+    if not (eps_score >= sys.float_info.min and eps_fit >= sys.float_info.min):
+        raise ValueError(f"score_share = {score_share!r} of the run budget {epsilon_run!r} leaves the score "
+                         f"{eps_score!r} and the learner {eps_fit!r}: each needs a positive part of at least "
+                         f"{sys.float_info.min!r}. Fix: a score_share nearer 0.5 (or a larger epsilon).")
+    return eps_fit, eps_score
 
 
 def _check_probability(stop_probability):
@@ -143,6 +161,16 @@ def private_selection(X, y, lambdas, epsilon, stop_probability=0.1, score_share=
     :math:`(1 - s)\varepsilon_0` and :func:`noisy_training_error` at :math:`s\varepsilon_0`, :math:`s` =
     ``score_share``; the highest score (the fewest noisy training errors) wins. The total is ε (module docstring).
 
+    **Rounding and refusals.** :math:`\varepsilon_0` and its two parts are rounded down (:func:`run_epsilon`; the
+    parts sum to at most :math:`\varepsilon_0` in exact arithmetic), the score's sensitivity :math:`1/n` up
+    (:func:`noisy_training_error`). Everything a run could refuse on public quantities (the candidates, ``score_share``,
+    the split, ``stop_probability``) is checked here, before any run reads the data; inside a run the default learner
+    (:func:`dplr.algorithms.objective_perturbation`) refuses on nothing but public quantities (n, λ, its ε) and, in
+    its certified release, its own noise draw, and never on whether its solver converged (the idealised release
+    takes the solver's point as it is; the certified one falls back to a fixed number of steps,
+    :func:`dplr.release.private_release`), so no run's refusal or fallback depends on the data. A ``fit`` of the
+    caller's must do the same: the guarantee rests on it.
+
     Parameters
     ----------
     X, y : training data, rows with :math:`\lVert x\rVert \le 1`, labels in {-1, +1}
@@ -175,9 +203,7 @@ def private_selection(X, y, lambdas, epsilon, stop_probability=0.1, score_share=
     if isinstance(score_share, bool) or not 0.0 < float(score_share) < 1.0:
         raise ValueError(f"score_share must be in (0, 1), got {score_share!r}: the score needs a positive part "
                          f"of each run's budget, and so does the learner.")
-    eps_run = run_epsilon(epsilon)
-    eps_score = float(score_share) * eps_run
-    eps_fit = eps_run - eps_score
+    eps_fit, eps_score = _split(run_epsilon(epsilon), float(score_share))  # public, refused here or never
 
     def run(stream):
         pick, noise, score_noise = stream.spawn(3)

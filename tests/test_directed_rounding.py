@@ -16,7 +16,7 @@ from dplr.calibration import (objective_perturbation_calibration, sensitivity_bo
                               sensitivity_method_calibration)
 from dplr.directed_rounding import exact, expm1_lower, log1p_upper, log_upper, round_down, round_up, sqrt_upper
 from dplr.gaussian import (approximate_minima_perturbation_calibration, classical_gaussian_sigma,
-                           gaussian_objective_perturbation_calibration)
+                           gaussian_objective_perturbation_calibration, gaussian_objective_perturbation_epsilon)
 from dplr.mechanisms import VectorLaplace
 
 def _oracle(x: Fraction) -> decimal.Context:
@@ -184,3 +184,90 @@ def test_a_noise_scale_beyond_float64_is_refused_and_a_scales_rate_rounds_up():
         VectorLaplace.from_rate(2, 1e-310)
     law = VectorLaplace.from_scale(2, 3.0)  # 1/3 rounds down to nearest: the rate must not
     assert Fraction(law.rate) >= 1 / Fraction(3)
+
+
+# Approximate minima perturbation at the edge of its proof (finding B of the security review, issue 38): a tiny ridge
+# share leaves the objective step's bound within float64's error of epsilon_1 near epsilon = 14.5016023701117.
+_AMP_EDGE = dict(delta=1e-5, n=1000, lam=1e-3, gamma=1e-6, epsilon_split=(0.8, 1e-6, 0.2 - 1e-6))
+
+
+def _amp_objective_epsilon(cal, n, lam, c=0.25, L=1.0) -> Fraction:
+    """The book's bound on the objective step's epsilon at delta_1 (gaussian_objective_perturbation_epsilon), by the
+    oracle: 120-digit logs and roots, lam + Delta exact (the largest the solver's regulariser can be read as)."""
+    s, lipschitz = Fraction(cal.sigma), Fraction(L)
+    noise = 2 * lipschitz * _sqrt(2 * _ln(1 / Fraction(cal.deltas[0]))) / s + 2 * lipschitz**2 / s**2
+    return noise + _ln1p(Fraction(c) / (n * (Fraction(lam) + Fraction(cal.ridge))))
+
+
+def test_amp_accepts_a_split_only_where_its_proof_holds_exactly():
+    edge, accepted = 14.501602370111751, 0
+    epsilons = [edge]
+    for _ in range(120):
+        epsilons += [math.nextafter(epsilons[-1], math.inf), math.nextafter(epsilons[0], -math.inf)]
+        epsilons.sort()
+    for eps in epsilons:
+        try:
+            cal = approximate_minima_perturbation_calibration(eps, **_AMP_EDGE)
+        except ValueError as error:
+            assert "not covered by the proof" in str(error) and "Fix" in str(error)
+            continue
+        accepted += 1
+        # accepted: the proven epsilon of the objective step is at most epsilon_1, in exact arithmetic
+        assert _amp_objective_epsilon(cal, 1000, 1e-3) <= Fraction(cal.epsilons[0]) + Fraction(cal.epsilons[1])
+    assert accepted > 20  # the edge lies inside the scanned range: both decisions occur
+    with pytest.raises(ValueError, match="not covered by the proof"):  # float64's comparison accepted this one
+        approximate_minima_perturbation_calibration(edge, **_AMP_EDGE)
+
+
+def test_gaussian_objective_perturbation_epsilon_is_an_upper_bound_of_the_exact_one():
+    rng = np.random.default_rng(5)
+    wrong_way = 0
+    for _ in range(300):
+        sigma, delta = float(10 ** rng.uniform(0, 3)), float(10 ** rng.uniform(-9, -2))
+        n, lam, ridge = int(rng.integers(10, 10**5)), float(10 ** rng.uniform(-6, -1)), float(10 ** rng.uniform(-6, 0))
+        s, L = Fraction(sigma), Fraction(1)
+        exact_bound = (2 * L * _sqrt(2 * _ln(1 / Fraction(delta))) / s + 2 * L**2 / s**2
+                       + _ln1p(Fraction(1, 4) / (n * (Fraction(lam) + Fraction(ridge)))))
+        assert Fraction(gaussian_objective_perturbation_epsilon(sigma, delta, n, lam, ridge)) >= exact_bound
+        naive = (2.0 * np.sqrt(2.0 * np.log(1.0 / delta)) / sigma + 2.0 / sigma**2
+                 + np.log1p(0.25 / (n * (lam + ridge))))
+        wrong_way += Fraction(float(naive)) < exact_bound
+    assert wrong_way > 20  # round-to-nearest understates the privacy map in many of these cases
+
+
+def test_gaussian_objective_perturbations_ridge_holds_for_the_solvers_float64_sum():
+    # the proof needs lam + Delta >= 2c/(n epsilon) for the regulariser the solver uses: float64's lam + ridge
+    rng = np.random.default_rng(1)
+    wrong_way, covered = 0, 0
+    for _ in range(600):
+        n, lam, eps = int(rng.integers(10, 10**5)), float(10 ** rng.uniform(-7, -2)), float(10 ** rng.uniform(-2, 1))
+        cal = gaussian_objective_perturbation_calibration(eps, 1e-5, n, lam)
+        needed = Fraction(1, 2) / (n * Fraction(eps))
+        if cal.ridge > 0:
+            covered += 1
+            assert Fraction(lam + cal.ridge) >= needed  # the float64 sum, as the solver forms it
+            naive = max(0.0, round_up(needed - Fraction(lam)))  # the exact difference rounded up, summed to nearest
+            wrong_way += Fraction(lam + naive) < needed
+    assert covered > 200 and wrong_way > 10  # rounding up Delta alone leaves the sum below in many cases
+
+
+def test_dpsgd_noise_scale_is_the_product_rounded_up(monkeypatch):
+    from dplr import dpsgd
+    from dplr.dpsgd import DPSGDCalibration, dpsgd_train
+
+    rng = np.random.default_rng(2)
+    cases = [(float(10 ** rng.uniform(-1, 2)), float(10 ** rng.uniform(-1, 1))) for _ in range(200)]
+    wrong_way = sum(Fraction(s * c) < Fraction(s) * Fraction(c) for s, c in cases)
+    assert wrong_way > 50  # round-to-nearest puts sigma C below the exact product about half of the time
+    for s, c in cases:
+        mechanism = DPSGDCalibration(s, c, 0.1, 10, 1.0, 1e-5, "replace", "pld").mechanism(3)
+        assert Fraction(mechanism.sigma) >= Fraction(s) * Fraction(c)
+    # the training loop draws from the same rounded-up scale
+    seen = []
+    original = dpsgd.IsotropicGaussian.from_sigma
+    monkeypatch.setattr(dpsgd.IsotropicGaussian, "from_sigma",
+                        lambda dim, sigma: seen.append(sigma) or original(dim, sigma))
+    X = np.array([[0.6, 0.0], [0.0, -0.8]])
+    s, c = next((s, c) for s, c in cases if Fraction(s * c) < Fraction(s) * Fraction(c))
+    dpsgd_train(X, np.array([1, -1]), s, c, 0.5, 1, 0.1, random_state=0)
+    assert Fraction(seen[-1]) >= Fraction(s) * Fraction(c)

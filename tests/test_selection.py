@@ -93,3 +93,43 @@ def test_the_audit_refutes_a_selection_that_forgets_its_cost_and_not_the_correct
     forgetful = audit(broken.SelectionAtTotalEpsilon(1.0), (0.0, 1.0), 5000, batch_size=1000, random_state=3)
     assert not correct.refutes(1.0)
     assert forgetful.refutes(1.0)
+
+
+def test_the_budget_split_rounds_down_so_the_parts_sum_to_at_most_epsilon(monkeypatch):
+    # issue 38 (finding D): each run's epsilon/3, and its split between the learner and the score, in the safe direction
+    from fractions import Fraction
+
+    from dplr import selection
+
+    X, y = make_unseparable(50, d=2, random_state=0)
+    rng = np.random.default_rng(4)
+    cases = [(float(10 ** rng.uniform(-2, 1)), float(rng.uniform(0.01, 0.99))) for _ in range(150)]
+    assert sum(3 * Fraction(e / 3) > Fraction(e) for e, _ in cases) > 20  # round-to-nearest: above epsilon often
+    seen = {}
+    monkeypatch.setattr(selection, "noisy_training_error",
+                        lambda coef, X_, y_, eps, stream: seen.__setitem__("score", eps) or 0.0)
+
+    def fit(X_, y_, lam, eps, stream):
+        seen["fit"] = eps
+        return np.zeros(2)
+
+    for epsilon, share in cases:
+        assert SELECTION_MULTIPLE * Fraction(run_epsilon(epsilon)) <= Fraction(epsilon)
+        assert Fraction(selection_epsilon(run_epsilon(epsilon))) <= Fraction(epsilon)
+        assert Fraction(selection_epsilon(epsilon)) >= SELECTION_MULTIPLE * Fraction(epsilon)
+        private_selection(X, y, [0.1], epsilon, stop_probability=1.0, score_share=share, fit=fit, random_state=0)
+        assert Fraction(seen["fit"]) + Fraction(seen["score"]) <= Fraction(run_epsilon(epsilon))
+        assert seen["fit"] > 0 and seen["score"] > 0
+
+
+def test_a_budget_too_small_to_split_is_refused_before_any_run_reads_the_data():
+    X, y = make_unseparable(50, d=2, random_state=0)
+    calls = []
+
+    def fit(X_, y_, lam, eps, stream):
+        calls.append(eps)
+        return np.zeros(2)
+
+    with pytest.raises(ValueError, match="score_share.*Fix"):  # s * epsilon_0 underflows to 0
+        private_selection(X, y, [0.1], 1.0, score_share=1e-320, fit=fit, random_state=0)
+    assert calls == []

@@ -126,7 +126,8 @@ def _run_sound(cell, X, y, train, test, fold, seed):
         elif method == "sensitivity":  # Algorithm 1 as the papers state it (exact-minimiser noise) on the repeated set
             rng = restart_stream(seed, cell.kind, fold, n, "sensitivity")
             calibration = sensitivity_method_calibration(m * n, cell.lam, eps, solver_tol=0.0)
-            W = private_release(Xt, yt, cell.lam, _LOGISTIC, calibration, cell.n_restarts, rng, exact_minimiser=True)
+            W = private_release(Xt, yt, cell.lam, _LOGISTIC, calibration, cell.n_restarts, rng, exact_minimiser=True,
+                                replicas=m)
         else:  # dplr.algorithms.objective_perturbation on the repeated set
             rng = restart_stream(seed, cell.kind, fold, n, "objective")
             calibration = objective_perturbation_calibration(eps, m * n, cell.lam, _LOGISTIC.curvature,
