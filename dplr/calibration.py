@@ -48,6 +48,7 @@ __all__ = [
     "objective_perturbation_calibration",
     "CERTIFIED_OUTPUT_FRACTION",
     "OBJECTIVE_PERTURBATION_RELEASES",
+    "certified_gamma",
     "CertifiedObjectivePerturbationCalibration",
     "certified_objective_perturbation_calibration",
 ]
@@ -65,11 +66,21 @@ MAX_NOISE_SCALE = 1e150
 #: (a public rule, as approximate minima perturbation's 1 %: :func:`certified_objective_perturbation_calibration`).
 CERTIFIED_OUTPUT_FRACTION = 0.01
 
-#: The values of objective perturbation's ``release`` -- ``"certified"``, a solver's point certified within
-#: :math:`\gamma` of gradient norm plus output noise (:func:`certified_objective_perturbation_calibration`, the book's theorem
-#: ``thm-op-certified``), or ``"exact_minimiser"``, the solver's point as if it were the exact minimiser -- the
-#: papers' idealisation, which no theorem covers for a solver's point.
+#: The values of objective perturbation's ``release`` -- ``"certified"`` (the default of every objective perturbation
+#: of the package), a solver's point certified within :math:`\gamma` of gradient norm plus output noise
+#: (:func:`certified_objective_perturbation_calibration`, the book's theorem ``thm-op-certified``), or
+#: ``"exact_minimiser"``, the solver's point as if it were the exact minimiser -- the papers' idealisation, which no
+#: theorem covers for a solver's point, kept for the replications of published numbers.
 OBJECTIVE_PERTURBATION_RELEASES = ("certified", "exact_minimiser")
+
+
+def certified_gamma(n) -> float:
+    r"""The default :math:`\gamma` of a certified release on ``n`` records: :math:`1/n^2` (the authors' choice for
+    approximate minima perturbation, Iyengar et al. 2019). Public: a function of ``n`` only. The output noise's rate
+    :math:`\varepsilon_2(\lambda+\Delta)/(2\gamma)` then grows as :math:`n^2`: its norm, about :math:`2d/(\varepsilon_2
+    (\lambda+\Delta)n^2)`, falls faster than the objective noise's effect."""
+    n = _check_n(n)
+    return 1.0 / n**2
 
 
 def _check_n(n) -> int:
