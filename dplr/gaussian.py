@@ -50,7 +50,7 @@ from scipy import optimize
 
 from dplr.calibration import (CERTIFIED_OUTPUT_FRACTION, MAX_NOISE_SCALE, SCALE_DENOMINATOR, CalibrationBasis,
                               release_grid, sensitivity_bound)
-from dplr.directed_rounding import exact, log1p_lower, log1p_upper, log_upper, round_down, round_up, sqrt_upper
+from dplr.directed_rounding import addend_up, exact, log1p_lower, log1p_upper, log_upper, round_down, round_up, sqrt_upper
 from dplr.mechanisms import DiscreteGaussian, GridGaussian, IsotropicGaussian
 from dplr.validation import (check_delta, check_epsilon, check_lambda, check_positive_finite, check_positive_integer,
                              check_random_state)
@@ -299,10 +299,8 @@ def gaussian_objective_perturbation_calibration(epsilon, delta, n, lam, curvatur
     # (rounded to nearest) is itself at least 2c/(n epsilon), the bound the proof needs
     eps = exact(epsilon)
     sigma = round_up(2 * exact(lipschitz) * sqrt_upper(8 * log_upper(4 / exact(delta)) + 4 * eps) / eps)
-    needed = 2 * exact(curvature) / (n * eps)
-    ridge = max(0.0, round_up(needed - exact(lam)))
-    while ridge > 0 and exact(lam + ridge) < needed:
-        ridge = math.nextafter(ridge, math.inf)
+    # the solver's float64 lam + Delta at least 2c/(n eps), not only the exact sum (dplr.directed_rounding.addend_up)
+    ridge = addend_up(2 * exact(curvature) / (n * eps), lam)
     return GaussianObjectivePerturbationCalibration(sigma, epsilon, delta, ridge,
                                                     CalibrationBasis(n, lam, lipschitz, curvature))
 
@@ -478,7 +476,8 @@ def approximate_minima_perturbation_calibration(epsilon, delta, n, lam, gamma, c
                          f"et al. 2019: epsilon_1 - epsilon_3 < 1), got {eps_ridge!r} (epsilon {epsilon!r} times "
                          f"{fractions[1]!r}). Fix: a smaller second fraction in epsilon_split.")
     # Delta and sigma rounded up (dplr.directed_rounding)
-    ridge = max(0.0, round_up(AMP_HESSIAN_RANK * exact(curvature) / (n * exact(eps_ridge)) - exact(lam)))
+    # the solver's float64 lam + Delta at least r c/(n eps_ridge), not only the exact sum (directed_rounding.addend_up)
+    ridge = addend_up(AMP_HESSIAN_RANK * exact(curvature) / (n * exact(eps_ridge)), lam)
     sigma = round_up(2 * exact(lipschitz) * (1 + sqrt_upper(2 * log_upper(1 / exact(delta_objective))))
                      / exact(eps_noise))
     # the proof's inequality decided exactly: an upper bound of the proven epsilon (exact rationals, logs and root
