@@ -185,7 +185,7 @@ def noisy_training_error(coef, X, y, epsilon, random_state=None):
 
 
 def private_selection(X, y, lambdas, epsilon, stop_probability=0.1, score_share=0.1, loss="logistic",
-                      huber_h=0.5, fit=None, random_state=None, delta=0.0):
+                      huber_h=0.5, fit=None, random_state=None, release="certified", delta=0.0):
     r"""An ε-DP classifier whose λ is chosen by random stopping, every run on the whole training set.
 
     Each run is :math:`\varepsilon_0 = \varepsilon/3`-DP: a λ drawn uniformly from ``lambdas``, the learner at
@@ -204,6 +204,8 @@ def private_selection(X, y, lambdas, epsilon, stop_probability=0.1, score_share=
         records for the ``epsilon`` it is given (the guarantee rests on it); with ``delta > 0``,
         ``fit(X, y, candidate, epsilon, random_state, delta)``, (ε, δ)-DP for the ``epsilon`` and ``delta`` given
     random_state : seed or Generator; the candidates, the noise and the stopping all draw from it
+    release : the default learner's release (:func:`dplr.algorithms.objective_perturbation`): ``"certified"`` (the
+        default, covered by a theorem for the solver's point) or ``"exact_minimiser"`` (the papers' idealisation)
     delta : the total δ (0: pure ε-DP). With ``delta > 0`` each run is :math:`(\varepsilon_0, \delta_0)` =
         :func:`run_budget` ``(epsilon, delta, stop_probability)`` and the release is (ε, δ)-DP (module docstring);
         it needs a ``fit``
@@ -229,7 +231,8 @@ def private_selection(X, y, lambdas, epsilon, stop_probability=0.1, score_share=
         candidates = [check_lambda(lam) for lam in candidates]
 
         def fit(X_, y_, lam, eps, stream):
-            return objective_perturbation(X_, y_, eps, lam, loss, huber_h, random_state=stream, check_input=False)
+            return objective_perturbation(X_, y_, eps, lam, loss, huber_h, random_state=stream, check_input=False,
+                                          release=release)
     elif not callable(fit):
         raise ValueError(f"fit must be a function fit(X, y, candidate, epsilon, random_state), got {fit!r}.")
     if isinstance(score_share, bool) or not 0.0 < float(score_share) < 1.0:

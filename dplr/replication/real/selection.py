@@ -17,6 +17,10 @@ study's ε, tested on Adult's test set (logistic loss):
 * ``"rule"`` (Algorithms 1 and 2 only): one fit at the whole ε with the data-independent λ
   (:func:`dplr.selection.data_independent_lambda`), no tuning.
 
+Algorithms 1 and 2 run in dplr's default release (for Algorithm 2, ``release="certified"``, the release the book's
+theorem covers for the solver's point; also inside Algorithm 3), nothing pinned: the record is what the library
+releases.
+
 :data:`GRID` runs from 1e-6 (where Adult's non-private optimum lies) to 0.1, one λ per decade, so no curve is
 capped by its floor; the real-data study's grid (:data:`dplr.replication.real_data.LAMBDAS`, floor 1e-3) is
 Algorithm 3's as published.
@@ -255,8 +259,9 @@ def compare_selection_records(path, reference, prefix=False):
 
 
 def merge_selection_records(paths, path):
-    """Write to ``path`` the union of the records at ``paths`` (arms run separately, same seed and repeats); their
-    wall seconds are joined. Raises if the settings differ or an arm's row appears twice."""
+    """Write to ``path`` the union of the records at ``paths`` (arms, or an arm's ε, run separately with the same seed
+    and repeats); an arm's wall seconds are summed over the records. Raises if the settings differ or a row appears
+    twice."""
     frames, seconds, first = [], {}, None
     for source in paths:
         rows, settings = read_selection_record(source)
@@ -266,7 +271,8 @@ def merge_selection_records(paths, path):
         elif settings != first:
             raise ValueError(f"{source} was run with other settings ({settings}) than {paths[0]} ({first}).")
         frames.append(rows)
-        seconds.update(wall)
+        for arm, value in wall.items():
+            seconds[arm] = round(seconds.get(arm, 0.0) + value, 1)
     rows = pd.concat(frames, ignore_index=True)
     if rows.duplicated(list(FORMAT.key)).any():
         raise ValueError("the records share rows: run each arm once.")
