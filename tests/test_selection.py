@@ -119,6 +119,8 @@ def test_the_comparison_rule_tests_every_contrast_at_every_epsilon_with_holm():
     assert (table.p_holm >= table.p).all()
     first = table[table.contrast == "selection - algorithm3"]
     assert len(first) == 6 and (first.verdict == "selection better").all()  # a difference of 0.03, exact: p = 0
+    fewer = selection_comparisons(rows[~((rows.contender == "objective") & (rows.epsilon == 0.1))])
+    assert len(fewer) == len(table) - 3  # Algorithm 2's three contrasts are not tested where it did not run
 
 
 def test_the_audit_refutes_a_selection_that_forgets_its_cost_and_not_the_correct_one():

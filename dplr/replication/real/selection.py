@@ -57,8 +57,8 @@ from dplr.selection import data_independent_lambda, private_selection
 from dplr.tuning import private_tuning_experiment, private_tuning_with, test_error
 
 __all__ = ["GRID", "DPSGD_CLIP_NORMS", "DPSGD_LOTS", "DPSGD_LAMBDAS", "DPSGD_EPOCHS", "DPSGD_STEP", "DPSGD_GRID",
-           "DELTA", "SENSITIVITY_TOL", "EPSILONS", "STOP_PROBABILITY", "SCORE_SHARE", "ALPHA", "CONTENDERS", "ARMS", "METHODS",
-           "CONTRASTS", "DEFAULT_REPEATS", "FORMAT", "run_selection_study", "selection_points",
+           "DELTA", "SENSITIVITY_TOL", "EPSILONS", "STOP_PROBABILITY", "SCORE_SHARE", "ALPHA", "CONTENDERS", "ARMS",
+           "METHODS", "CONTRASTS", "DEFAULT_REPEATS", "FORMAT", "run_selection_study", "selection_points",
            "selection_comparisons", "write_selection_record", "read_selection_record", "check_against_record",
            "compare_selection_records", "merge_selection_records"]
 
@@ -165,8 +165,8 @@ def _run_arm(contender, method, X, y, X_test, y_test, eps, n_repeats, stream_of)
         stream, clipped = stream_of(r), np.nan
         if method == "selection" and contender == "dpsgd":
             fractions = []
-            out = private_selection(X, y, DPSGD_GRID, eps, STOP_PROBABILITY, SCORE_SHARE, fit=partial(_dpsgd_fit, clipped=fractions),
-                                    random_state=stream, delta=DELTA)
+            out = private_selection(X, y, DPSGD_GRID, eps, STOP_PROBABILITY, SCORE_SHARE,
+                                    fit=partial(_dpsgd_fit, clipped=fractions), random_state=stream, delta=DELTA)
             clipped = fractions[int(np.argmax(out.scores))]
         elif method == "selection":
             out = private_selection(X, y, GRID, eps, STOP_PROBABILITY, SCORE_SHARE, fit=_fit_of(contender),
@@ -217,12 +217,17 @@ def selection_points(rows, level=0.95):
 
 def selection_comparisons(rows, level=0.95, alpha=ALPHA):
     """The fixed rule of the module docstring: one row per contrast of :data:`CONTRASTS` and ε with the mean
-    difference (first − second), its t-interval, p, Holm-adjusted p (over all rows) and the verdict."""
+    difference (first − second), its t-interval, p, Holm-adjusted p (over all rows) and the verdict. A contrast is
+    tested at the ε where both its arms ran (a record may hold an arm at fewer ε)."""
     wide = rows.pivot_table(index=["epsilon", "repeat"], columns=["contender", "method"], values="error")
     out = []
     for contender, first, second in CONTRASTS:
+        if (contender, first) not in wide or (contender, second) not in wide:
+            continue
         for eps, group in wide.groupby(level="epsilon", sort=True):
-            diff = (group[(contender, first)] - group[(contender, second)]).to_numpy()
+            diff = (group[(contender, first)] - group[(contender, second)]).dropna().to_numpy()
+            if diff.size == 0:  # an arm not run at this ε: no test
+                continue
             low, high, p = paired_t_test(diff, level)
             out.append({"contender": contender, "contrast": f"{first} - {second}", "epsilon": eps,
                         "mean_difference": float(diff.mean()), "ci_low": low, "ci_high": high, "p": p,
