@@ -27,7 +27,7 @@ export DPLR_DATA_DIR ?= $(abspath $(ORIGIN)/../shared/datasets)
 endif
 
 .PHONY: test book unit nbval nbval-portable nbval-all notebooks site-test pdf test-oldest lab lock-env clean real-record modern-record modern-record-check words \
-	real-record-check
+	real-record-check selection-record selection-record-check
 
 $(STAMP): pyproject.toml $(LOCK)
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found); set PYTHON=/path/to/python3.11"; exit 1; }
@@ -124,6 +124,22 @@ modern-record-check: $(STAMP)
 	$(PY) -m dplr reproduce modern --out _build/reproduce-modern-check --quiet
 	$(PY) -c "from dplr.replication.modern.record import compare_records as c; \
 	print(c('_build/reproduce-modern-check/modern-study.csv.gz', 'book/data/modern_study.csv.gz'), 'rows agree')"
+
+# The record of the chapter on private selection (dplr.replication.real.selection): Algorithm 3, private selection
+# and a data-independent lambda for Algorithms 1 and 2 and DP-SGD on Adult, 10 repeats (about half an hour on two
+# cores), written to book/data/selection_study.csv.gz (selection-record), or its first SELECTION_REPEATS repeats
+# recomputed and compared with the stored ones (selection-record-check).
+selection-record: $(STAMP)
+	$(PY) -m dplr reproduce selection --out _build/reproduce-selection --workers 1
+	cp _build/reproduce-selection/selection-study.csv.gz book/data/selection_study.csv.gz
+
+SELECTION_REPEATS ?= 2
+selection-record-check: $(STAMP)
+	$(PY) -m dplr reproduce selection --out _build/reproduce-selection-check --restarts $(SELECTION_REPEATS) \
+	--workers 1 --quiet
+	$(PY) -c "from dplr.replication.real.selection import compare_selection_records as c; \
+	print(c('_build/reproduce-selection-check/selection-study.csv.gz', 'book/data/selection_study.csv.gz', \
+	prefix=True), 'rows agree (the first $(SELECTION_REPEATS) repeats of every arm)')"
 
 # JupyterLab on the chapters, from the project's environment (installed on first use, at the lock's versions).
 lab: $(STAMP)

@@ -211,7 +211,8 @@ def clear_calibration_cache():
 
 
 def dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, lam=0.0, loss="logistic",
-                huber_h=0.5, n_draws=None, random_state=None, clip=True, check_input=True, lot_size=None):
+                huber_h=0.5, n_draws=None, random_state=None, clip=True, check_input=True, lot_size=None,
+                return_clipped=False):
     r"""The DP-SGD iteration of the module docstring: ``n_draws`` independent runs at once; returns :math:`w_T`.
 
     Returns shape ``(d,)`` (``n_draws=None``) or ``(n_draws, d)``. The stream is used per step in this order:
@@ -221,6 +222,11 @@ def dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learnin
     (for :mod:`dplr.analysis.broken`; never private with a clipping norm below the gradients'). The privacy of
     the result is what :func:`dpsgd_epsilon` reports for the same :math:`(\sigma, q, T)` under ``"replace"``, and
     under ``"add_remove"`` when ``lot_size`` (the public divisor :math:`m`; ``None``: :math:`qn`) is given.
+
+    ``return_clipped=True`` returns ``(coef, clipped)``: ``clipped`` (one number per draw; a float for
+    ``n_draws=None``) is the fraction of the per-example gradients of all lots, over all steps, whose norm exceeded
+    ``clip_norm`` -- how much the clipping binds. A diagnostic computed from the records, not covered by the
+    privacy guarantee: do not release it.
     """
     if check_input:
         X, y = check_training_data(X, y)
@@ -245,15 +251,23 @@ def dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learnin
     # normals and adds zeros, so that the lots' masks use the stream as for any sigma
     scale = noise_scale(sigma, clip_norm)
     noise = IsotropicGaussian.from_sigma(d, scale if scale > 0 else 1.0)
+    clipped, members = np.zeros(k), np.zeros(k)
     for _ in range(steps):
         mask = rng.random((k, n)) < q
         first = loss.derivative(W @ U.T)  # (k, n): g_i = first * u_i, ||g_i|| = |first| * ||u_i||
+        if return_clipped:
+            clipped += ((np.abs(first) * norms > clip_norm) & mask).sum(axis=1)
+            members += mask.sum(axis=1)
         if clip:
             size = np.abs(first) * norms
             first = first / np.maximum(1.0, size / clip_norm)
         gradient = (first * mask) @ U + (noise.sample(k, rng) if scale > 0 else noise.sample(k, rng) * 0.0)
         W -= eta * (gradient / divisor + lam * W)
-    return W[0] if n_draws is None else W
+    coef = W[0] if n_draws is None else W
+    if not return_clipped:
+        return coef
+    fraction = clipped / np.maximum(members, 1.0)
+    return coef, (float(fraction[0]) if n_draws is None else fraction)
 
 
 def dp_sgd(X, y, epsilon, delta, sampling_rate, steps, learning_rate, clip_norm=1.0, lam=0.0, loss="logistic",

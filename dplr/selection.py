@@ -12,11 +12,17 @@ geometric, :math:`\Pr[K = k] = \gamma (1 - \gamma)^{k - 1}`, independent of the 
 
 **Theorem** (Liu & Talwar 2019, random stopping, the pure case with no cap). If :math:`Q` is
 :math:`\varepsilon_0`-DP and its score has a continuous law on every data set (no atoms, so ties have probability
-0), then random stopping is :math:`3\varepsilon_0`-DP, for every :math:`\gamma \in (0, 1]`. (They also treat
-(ε, δ)-DP runs and a cap on the number of runs, which costs a δ; this module has no cap, so no δ.) The book proves
+0), then random stopping is :math:`3\varepsilon_0`-DP, for every :math:`\gamma \in (0, 1]`. The book proves
 the pure, uncapped case (``book/private_selection.ipynb``): with :math:`F_D(q) = \Pr[\text{score of }
 Q(D) < q]`, the output has law :math:`\gamma\,(1 - (1-\gamma)F_D(q))^{-2}\,\mu_D(dx, dq)`; the base law
 :math:`\mu_D` moves by :math:`e^{\varepsilon_0}` and the weight by :math:`e^{2\varepsilon_0}`.
+
+**(ε, δ) runs, no cap** (the book's proposition ``prop-random-stopping-delta``, proved there by the same two
+steps). If :math:`Q` is :math:`(\varepsilon_0, \delta_0)`-DP with a continuous score, random stopping is
+:math:`(\varepsilon_0 + 2\ln c,\ c^2\delta_0/\gamma)`-DP with :math:`c = e^{\varepsilon_0} + \delta_0/\gamma`
+(:func:`selection_guarantee`). Liu & Talwar also treat (ε, δ) runs, with a cap on the number of runs; the book
+does not rely on that statement and proves this uncapped one, in which :math:`\delta_0/\gamma` only has to be small.
+:func:`run_budget` splits a total (ε, δ) into a run's :math:`(\varepsilon_0, \delta_0)` that meets it.
 
 **One run here** (:func:`private_selection`): a candidate drawn uniformly at random from a public list, the private
 learner on the *whole* training set at :math:`\varepsilon_{\text{fit}} = (1 - s)\,\varepsilon_0`, and the score
@@ -27,6 +33,10 @@ minus the learner's training error plus Laplace noise of scale :math:`1/(n\,\var
 :math:`\varepsilon_0 = \varepsilon / 3` (:func:`run_epsilon`) the released classifier is ε-DP: the comparison with
 Algorithm 3 at the same ε is at **equal total privacy**. The scores of the runs that are not the best, and which
 candidates they tried, are *not* released (:class:`SelectionResult` keeps them for teaching only).
+
+With ``delta > 0`` (:func:`private_selection`), the learner runs at :math:`((1-s)\varepsilon_0, \delta_0)` and the
+score at :math:`s\varepsilon_0`, :math:`(\varepsilon_0, \delta_0)` = :func:`run_budget` of the total: the released
+classifier is (ε, δ)-DP.
 
 **A data-independent rule** (:func:`data_independent_lambda`): no tuning at all, the whole ε for one fit.
 
@@ -53,6 +63,8 @@ __all__ = [
     "SelectionResult",
     "run_epsilon",
     "selection_epsilon",
+    "selection_guarantee",
+    "run_budget",
     "random_stopping",
     "noisy_training_error",
     "private_selection",
@@ -88,6 +100,43 @@ def _split(epsilon_run, score_share):
                          f"{eps_score!r} and the learner {eps_fit!r}: each needs a positive part of at least "
                          f"{sys.float_info.min!r}. Fix: a score_share nearer 0.5 (or a larger epsilon).")
     return eps_fit, eps_score
+
+
+def selection_guarantee(epsilon_run, delta_run, stop_probability):
+    r"""The total ``(epsilon, delta)`` of random stopping over :math:`(\varepsilon_0, \delta_0)`-DP runs with a
+    continuous score, stopping probability :math:`\gamma`: :math:`(\varepsilon_0 + 2\ln c,\ c^2\delta_0/\gamma)`,
+    :math:`c = e^{\varepsilon_0} + \delta_0/\gamma` (module docstring; :math:`\delta_0 = 0` gives
+    :math:`(3\varepsilon_0, 0)`)."""
+    epsilon_run, gamma = check_epsilon(epsilon_run), _check_probability(stop_probability)
+    if isinstance(delta_run, bool) or not isinstance(delta_run, (int, float, np.floating)) \
+            or not 0.0 <= float(delta_run) < 1.0:
+        raise ValueError(f"delta_run must be a number in [0, 1), got {delta_run!r}.")
+    slack = float(delta_run) / gamma
+    c = np.exp(epsilon_run) + slack
+    return float(epsilon_run + 2.0 * np.log(c)), float(c * c * slack)
+
+
+def run_budget(epsilon, delta, stop_probability):
+    r"""A run's :math:`(\varepsilon_0, \delta_0)` whose random stopping is (``epsilon``, ``delta``)-DP in total.
+
+    :math:`a = \delta_0/\gamma = \delta e^{-2\varepsilon/3}/4` and :math:`\varepsilon_0 = (\varepsilon - 2a)/3`.
+    Then :math:`2\ln(e^{\varepsilon_0} + a) \le 2\varepsilon_0 + 2a`, so the total ε is at most
+    :math:`3\varepsilon_0 + 2a = \varepsilon`, and :math:`c^2 a \le e^{2\varepsilon_0}(1 + a)^2 a \le \delta`
+    (:func:`selection_guarantee`, checked here). ``delta = 0``: :math:`(\varepsilon/3, 0)`, :func:`run_epsilon`
+    (the pure theorem).
+    """
+    epsilon, gamma = check_epsilon(epsilon), _check_probability(stop_probability)
+    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating)) or not 0.0 <= float(delta) < 1.0:
+        raise ValueError(f"delta must be a number in [0, 1), got {delta!r}.")
+    if float(delta) == 0.0:
+        return run_epsilon(epsilon), 0.0
+    slack = float(delta) * np.exp(-2.0 * epsilon / 3.0) / 4.0
+    # (1 - 1e-12): room for the rounding of the arithmetic, which the inequalities do not see
+    epsilon_run, delta_run = (epsilon - 2.0 * slack) / SELECTION_MULTIPLE * (1.0 - 1e-12), gamma * slack
+    total = selection_guarantee(epsilon_run, delta_run, gamma)
+    if total[0] > epsilon or total[1] > float(delta):  # pragma: no cover - excluded by the inequalities above
+        raise ArithmeticError(f"the run budget ({epsilon_run!r}, {delta_run!r}) gives {total}, above the target.")
+    return float(epsilon_run), float(delta_run)
 
 
 def _check_probability(stop_probability):
@@ -154,7 +203,7 @@ def noisy_training_error(coef, X, y, epsilon, random_state=None):
 
 
 def private_selection(X, y, lambdas, epsilon, stop_probability=0.1, score_share=0.1, loss="logistic",
-                      huber_h=0.5, fit=None, random_state=None, release="certified"):
+                      huber_h=0.5, fit=None, random_state=None, release="certified", delta=0.0):
     r"""An ε-DP classifier whose λ is chosen by random stopping, every run on the whole training set.
 
     Each run is :math:`\varepsilon_0 = \varepsilon/3`-DP: a λ drawn uniformly from ``lambdas``, the learner at
@@ -180,10 +229,14 @@ def private_selection(X, y, lambdas, epsilon, stop_probability=0.1, score_share=
     score_share : the share :math:`s \in (0, 1)` of each run's budget spent on the score
     loss, huber_h : as in :func:`dplr.algorithms.objective_perturbation`, the default learner
     fit : None, or ``fit(X, y, candidate, epsilon, random_state)`` returning a coefficient vector, ε-DP in the
-        records for the ``epsilon`` it is given (the guarantee rests on it)
+        records for the ``epsilon`` it is given (the guarantee rests on it); with ``delta > 0``,
+        ``fit(X, y, candidate, epsilon, random_state, delta)``, (ε, δ)-DP for the ``epsilon`` and ``delta`` given
     random_state : seed or Generator; the candidates, the noise and the stopping all draw from it
     release : the default learner's release (:func:`dplr.algorithms.objective_perturbation`): ``"certified"`` (the
         default, covered by a theorem for the solver's point) or ``"exact_minimiser"`` (the papers' idealisation)
+    delta : the total δ (0: pure ε-DP). With ``delta > 0`` each run is :math:`(\varepsilon_0, \delta_0)` =
+        :func:`run_budget` ``(epsilon, delta, stop_probability)`` and the release is (ε, δ)-DP (module docstring);
+        it needs a ``fit``
 
     Returns
     -------
@@ -195,6 +248,13 @@ def private_selection(X, y, lambdas, epsilon, stop_probability=0.1, score_share=
     candidates = list(lambdas)
     if not candidates:
         raise ValueError("lambdas must hold at least one candidate.")
+    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating)) or not 0.0 <= float(delta) < 1.0:
+        raise ValueError(f"delta must be a number in [0, 1) (0: pure epsilon-DP), got {delta!r}.")
+    delta = float(delta)
+    if fit is None and delta > 0:
+        raise ValueError("delta > 0 needs a fit(X, y, candidate, epsilon, random_state, delta) that is "
+                         "(epsilon, delta)-DP; the default learner (objective perturbation) is pure epsilon-DP: "
+                         "use delta=0.")
     if fit is None:
         candidates = [check_lambda(lam) for lam in candidates]
 
@@ -206,19 +266,22 @@ def private_selection(X, y, lambdas, epsilon, stop_probability=0.1, score_share=
     if isinstance(score_share, bool) or not 0.0 < float(score_share) < 1.0:
         raise ValueError(f"score_share must be in (0, 1), got {score_share!r}: the score needs a positive part "
                          f"of each run's budget, and so does the learner.")
-    eps_fit, eps_score = _split(run_epsilon(epsilon), float(score_share))  # public, refused here or never
+    eps_run, delta_run = run_budget(epsilon, delta, stop_probability) if delta > 0 else (run_epsilon(epsilon), 0.0)
+    eps_fit, eps_score = _split(eps_run, float(score_share))  # public, refused here or never
+    extra = (delta_run,) if delta > 0 else ()
 
     def run(stream):
         pick, noise, score_noise = stream.spawn(3)
         index = int(pick.integers(len(candidates)))
-        coef = np.asarray(fit(X, y, candidates[index], eps_fit, noise), dtype=float)
+        coef = np.asarray(fit(X, y, candidates[index], eps_fit, noise, *extra), dtype=float)
         return (candidates[index], coef), -noisy_training_error(coef, X, y, eps_score, score_noise)
 
     return random_stopping(run, stop_probability, random_state)
 
 
-def data_independent_lambda(n, d, epsilon):
-    r"""A λ fixed before seeing the data: :math:`\lambda = d / (n\varepsilon)`.
+def data_independent_lambda(n, d, epsilon, learner="objective"):
+    r"""A λ fixed before seeing the data: :math:`\lambda = d / (n\varepsilon)` (``learner="objective"``), or
+    :math:`(d / (n\varepsilon))^{2/3}` (``"sensitivity"``).
 
     Why this form: objective perturbation's noise moves the minimiser by about
     :math:`\lVert b\rVert/(n\lambda)` with :math:`\lVert b\rVert \approx 2d/\varepsilon` (a Gamma(d) norm of rate
@@ -226,8 +289,17 @@ def data_independent_lambda(n, d, epsilon):
     :math:`\lambda\lVert w^*\rVert^2/2`; balancing the two with :math:`\lVert w^*\rVert` of order 1 (public: nothing
     is known of the data) gives :math:`\lambda \approx d/(n\varepsilon)` up to a constant, taken as 1 (a choice made
     before any run, not fitted). It uses only n, d and ε, so it costs no privacy.
+
+    For Algorithm 1 (:func:`dplr.algorithms.sensitivity_method`) the noise is added to the minimiser itself,
+    :math:`\lVert\eta\rVert \approx 2d/(n\lambda\varepsilon)`, and costs about
+    :math:`\lVert\eta\rVert^2` (a smooth loss, curvature at most 1/4, plus :math:`\lambda/2`) of excess risk,
+    :math:`\approx d^2/(n^2\lambda^2\varepsilon^2)` up to a constant; balanced against :math:`\lambda/2`:
+    :math:`\lambda \approx (d/(n\varepsilon))^{2/3}`, the constant again 1.
     """
+    if learner not in ("objective", "sensitivity"):
+        raise ValueError(f"learner must be 'objective' or 'sensitivity', got {learner!r}.")
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1 \
             or isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
         raise ValueError(f"n and d must be positive integers, got n={n!r}, d={d!r}.")
-    return float(d) / (float(n) * check_epsilon(epsilon))
+    ratio = float(d) / (float(n) * check_epsilon(epsilon))
+    return ratio if learner == "objective" else ratio ** (2.0 / 3.0)

@@ -3,6 +3,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -22,7 +23,8 @@ def test_help_lists_every_target_and_group():
         assert f"  {name} " in result.stdout
     for option in ("--out", "--restarts", "--seed", "--workers", "--scheduler"):
         assert option in result.stdout
-    assert {t.source for t in rp.TARGETS.values()} == {"paper", "thesis", "real", "modern"}
+    assert {t.source for t in rp.TARGETS.values()} == {"paper", "thesis", "real", "modern", "selection",
+                                                       "intercept"}
     assert set(rp.GROUPS["real"]) == {n for n, t in rp.TARGETS.items() if t.source == "real"} and len(rp.GROUPS["real"]) == 4
 
 
@@ -129,3 +131,24 @@ def test_the_real_data_studies_report_their_own_seed():
     from dplr.replication import cli, real_data
     assert cli.seed_used("real") == cli.seed_used("modern") == real_data.DEFAULT_SEED
     assert set(cli.GROUPS["modern"]) == {"modern-adult", "modern-kdd"} and set(cli.GROUPS["modern"]) <= set(cli.GROUPS["all"])
+
+
+def test_the_selection_target_writes_its_record_table_and_figure(tmp_path, monkeypatch):
+    from dplr.replication.real import selection
+    rng = np.random.default_rng(0)
+    rows = [{"data": "adult", "n": 100, "contender": c, "method": m, "epsilon": e, "repeat": r, "lam": 1e-3,
+             "clip_norm": np.nan, "lot": np.nan, "error": rng.integers(0, 50) / 200, "n_fits": 3, "clipped": np.nan}
+            for c, m in selection.ARMS for e in (0.1, 1.0) for r in range(3)]
+
+    def fake(n_repeats, seed):
+        return pd.DataFrame(rows).loc[:, list(selection.FORMAT.columns)], {"fake": 0.0}
+
+    monkeypatch.setattr(selection, "run_selection_study", fake)
+    monkeypatch.setattr(rp.real_data, "study_data",
+                        lambda key, seed: (None, None, None, np.r_[np.ones(60), -np.ones(140)]))
+    record = rp.reproduce(["selection"], out=tmp_path, n_restarts=3, quiet=True)
+    assert {"selection-study.csv.gz", "selection.csv", "selection.png"} <= set(record["files"])
+    stored, settings = selection.read_selection_record(tmp_path / "selection-study.csv.gz")
+    assert len(stored) == len(rows) and settings["n_repeats"] == 3 and settings["n_test"] == {"adult": 200}
+    table = pd.read_csv(tmp_path / "selection.csv")
+    assert set(zip(table.contender, table.method)) == set(selection.ARMS)

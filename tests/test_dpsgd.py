@@ -130,3 +130,18 @@ def test_add_remove_needs_a_public_lot_size():
     # under replace the default q * n is the same on both data sets
     np.testing.assert_array_equal(dpsgd_train(X, Y, 1.0, 1.0, 0.5, 5, 1.0, random_state=4),
                                   dpsgd_train(X, Y, 1.0, 1.0, 0.5, 5, 1.0, random_state=4, lot_size=0.5 * len(Y)))
+
+
+def test_the_clipped_fraction_counts_the_lots_gradients_above_the_clip_norm():
+    X, y = make_unseparable(300, d=4, random_state=0)
+    args = dict(noise_multiplier=1.0, sampling_rate=0.2, steps=30, learning_rate=0.5, random_state=7)
+    plain = dpsgd_train(X, y, clip_norm=0.4, **args)
+    coef, clipped = dpsgd_train(X, y, clip_norm=0.4, return_clipped=True, **args)
+    assert np.array_equal(plain, coef)  # the diagnostic does not touch the run
+    # |l'| * ||x|| <= 1 for the logistic loss on rows in the unit ball: C = 1 never clips; a C far below every
+    # gradient's norm clips them all
+    assert dpsgd_train(X, y, clip_norm=1.0, return_clipped=True, **args)[1] == 0.0
+    assert dpsgd_train(X, y, clip_norm=1e-9, return_clipped=True, **args)[1] == 1.0
+    assert 0.0 < clipped < 1.0
+    _, many = dpsgd_train(X, y, clip_norm=0.4, return_clipped=True, n_draws=3, **args)
+    assert many.shape == (3,)

@@ -6,7 +6,7 @@ import pytest
 from dplr.datasets.simulated import make_unseparable
 from dplr.replication.real.selection import CONTRASTS, selection_comparisons
 from dplr.selection import (SELECTION_MULTIPLE, data_independent_lambda, noisy_training_error, private_selection,
-                            random_stopping, run_epsilon, selection_epsilon)
+                            random_stopping, run_budget, run_epsilon, selection_epsilon, selection_guarantee)
 
 
 def test_the_run_budget_is_a_third_and_back():
@@ -60,8 +60,44 @@ def test_the_noisy_training_error_is_the_error_plus_laplace_noise_of_scale_1_ove
 
 def test_the_data_independent_rule():
     assert data_independent_lambda(1000, 10, 0.5) == pytest.approx(0.02)
+    assert data_independent_lambda(1000, 10, 0.5, "sensitivity") == pytest.approx(0.02 ** (2 / 3))
     with pytest.raises(ValueError):
         data_independent_lambda(0, 10, 1.0)
+    with pytest.raises(ValueError, match="learner"):
+        data_independent_lambda(1000, 10, 1.0, "dpsgd")
+
+
+def test_the_epsilon_delta_guarantee_and_the_run_budget_that_meets_it():
+    assert selection_guarantee(0.2, 0.0, 0.1) == pytest.approx((0.6, 0.0))
+    eps, delta = selection_guarantee(0.3, 1e-6, 0.1)
+    c = np.exp(0.3) + 1e-5
+    assert eps == pytest.approx(0.3 + 2 * np.log(c)) and delta == pytest.approx(c * c * 1e-5)
+    for total in [(0.1, 1e-5), (1.0, 1e-5), (3.0, 1e-3), (1.0, 1e-12)]:
+        run = run_budget(*total, 0.1)
+        got = selection_guarantee(*run, 0.1)
+        assert got[0] <= total[0] and got[1] <= total[1]
+        assert got[0] > 0.999 * total[0]  # little is wasted
+    assert run_budget(0.9, 0.0, 0.5) == pytest.approx((0.3, 0.0))
+    with pytest.raises(ValueError, match="delta"):
+        run_budget(1.0, 1.0, 0.1)
+
+
+def test_selection_with_delta_gives_every_run_its_share_of_delta_and_needs_a_fit():
+    X, y = make_unseparable(300, d=4, random_state=0)
+    seen = []
+
+    def fit(X_, y_, candidate, epsilon, random_state, delta):
+        seen.append((epsilon, delta))
+        return np.full(X_.shape[1], candidate)
+
+    out = private_selection(X, y, [0.5, -0.5], 1.0, stop_probability=0.5, fit=fit, random_state=1, delta=1e-5)
+    eps_run, delta_run = run_budget(1.0, 1e-5, 0.5)
+    assert len(seen) == out.n_runs
+    assert all(e == pytest.approx(0.9 * eps_run) and d == delta_run for e, d in seen)
+    with pytest.raises(ValueError, match="pure epsilon"):
+        private_selection(X, y, [1e-2], 1.0, delta=1e-5)
+    with pytest.raises(ValueError, match="delta"):
+        private_selection(X, y, [1e-2], 1.0, delta=-1.0)
 
 
 def test_the_comparison_rule_tests_every_contrast_at_every_epsilon_with_holm():
@@ -70,14 +106,21 @@ def test_the_comparison_rule_tests_every_contrast_at_every_epsilon_with_holm():
     for eps in (0.1, 1.0):
         for r in range(20):
             base = 0.2 + 0.01 * rng.standard_normal()
-            rows += [{"method": "algorithm3", "epsilon": eps, "repeat": r, "error": base + 0.03},
-                     {"method": "selection", "epsilon": eps, "repeat": r, "error": base},
-                     {"method": "rule", "epsilon": eps, "repeat": r, "error": base + 0.001 * rng.standard_normal()}]
-    table = selection_comparisons(pd.DataFrame(rows))
-    assert len(table) == 2 * len(CONTRASTS)
+            for contender in ("objective", "sensitivity", "dpsgd"):
+                rows += [{"contender": contender, "method": "algorithm3", "epsilon": eps, "repeat": r,
+                          "error": base + 0.03},
+                         {"contender": contender, "method": "selection", "epsilon": eps, "repeat": r, "error": base},
+                         {"contender": contender, "method": "rule", "epsilon": eps, "repeat": r,
+                          "error": base + 0.001 * rng.standard_normal()}]
+    rows = pd.DataFrame(rows)
+    rows = rows[~((rows.contender == "dpsgd") & (rows.method == "rule"))]  # DP-SGD has no rule
+    table = selection_comparisons(rows)
+    assert len(table) == 2 * len(CONTRASTS) == 2 * 7
     assert (table.p_holm >= table.p).all()
     first = table[table.contrast == "selection - algorithm3"]
-    assert (first.verdict == "selection better").all()  # a difference of 0.03, exact: p = 0
+    assert len(first) == 6 and (first.verdict == "selection better").all()  # a difference of 0.03, exact: p = 0
+    fewer = selection_comparisons(rows[~((rows.contender == "objective") & (rows.epsilon == 0.1))])
+    assert len(fewer) == len(table) - 3  # Algorithm 2's three contrasts are not tested where it did not run
 
 
 def test_the_audit_refutes_a_selection_that_forgets_its_cost_and_not_the_correct_one():

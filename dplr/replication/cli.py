@@ -12,6 +12,11 @@ Targets (``python -m dplr reproduce --help`` lists them):
 * the comparison with today's methods (:mod:`dplr.replication.modern`): ``modern-adult``, ``modern-kdd`` (every
   contender's test error against ε with its 95% interval, both losses, and the paired, Holm-corrected comparison
   with objective perturbation); the run writes its record ``modern-study.csv.gz``;
+* tuning without wasting data (:mod:`dplr.replication.real.selection`): ``selection`` (Algorithm 3, private
+  selection and a data-independent λ for Algorithms 1 and 2 and DP-SGD on Adult, the paired, Holm-corrected
+  comparison); the run writes its record ``selection-study.csv.gz``;
+* an intercept (:mod:`dplr.replication.real.intercept`): ``intercept`` (the real-data trade-off with and without a
+  public constant feature, paired per repeat, Holm-corrected gains; ``--restarts`` repeats, default 20);
 * ``all``: every target; ``paper``, ``thesis``, ``real`` and ``modern``: the targets of one source.
 
 Each target writes ``<target>.csv`` (the numbers) and ``<target>.png`` (the figure) into ``--out``,
@@ -50,7 +55,9 @@ from dplr.replication.paper.study import Replication
 from dplr.replication import real_data
 from dplr.replication.modern import record as modern_record
 from dplr.replication.modern import study as modern_study
+from dplr.replication.real import intercept as intercept_study
 from dplr.replication.real import record as real_record
+from dplr.replication.real import selection as selection_study
 from dplr.replication.real import study as real_study
 from dplr.replication.runner import progress, use_scheduler
 from dplr.replication.thesis import published as thesis_published
@@ -103,6 +110,8 @@ TARGETS = {t.name: t for t in (
            (("adult", "tradeoff"),)),
     Target("modern-kdd", "modern", "Today's methods on KDDCup99: test error against epsilon, every contender",
            (("kdd", "tradeoff"),)),
+    Target("selection", "selection", "Adult: Algorithm 3 vs private selection vs a fixed lambda, per contender"),
+    Target("intercept", "intercept", "Adult and KDDCup99: gain of a public constant feature, Algorithms 1 and 2"),
 )}
 GROUPS = {"all": tuple(TARGETS), "paper": tuple(n for n, t in TARGETS.items() if t.source == "paper"),
           "thesis": tuple(n for n, t in TARGETS.items() if t.source == "thesis"),
@@ -130,7 +139,7 @@ def seed_used(source, seed=None):
     """The root seed a study runs with: ``seed``, or the study's own default (the book's chapters use it)."""
     if seed is not None:
         return seed
-    if source in ("real", "modern"):
+    if source in ("real", "modern", "selection", "intercept"):
         return real_data.DEFAULT_SEED
     return paper_protocol.DEFAULT_SEED if source == "paper" else thesis_published.THESIS_SEED
 
@@ -186,6 +195,36 @@ def run_modern(targets, seed=None, n_jobs=1, n_restarts=None, show_progress=True
     with progress(f"modern: {', '.join(keys)}", enabled=show_progress):
         return modern_study.run_modern_study(keys, repeats=n_restarts, seed=seed, n_jobs=n_jobs,
                                              processes=n_jobs > 1)
+
+
+#: Repeats of the ``intercept`` target without ``--restarts`` (the decision guide recomputes fewer live).
+INTERCEPT_REPEATS = 20
+
+
+def run_selection(seed=None, n_restarts=None, show_progress=True):
+    """:func:`~dplr.replication.real.selection.run_selection_study` (every arm, Adult): ``(rows, wall_seconds,
+    n_repeats, seed, n_test, chance)``."""
+    seed = seed_used("selection", seed)
+    n_repeats = selection_study.DEFAULT_REPEATS if n_restarts is None else n_restarts
+    with progress("selection: adult", enabled=show_progress):
+        rows, seconds = selection_study.run_selection_study(n_repeats, seed=seed)
+    _, _, _, y_test = real_data.study_data("adult", seed)
+    chance = float(min(np.mean(y_test > 0), np.mean(y_test < 0)))  # the majority class's error
+    return rows, seconds, n_repeats, seed, {"adult": len(y_test)}, chance
+
+
+def run_intercept(seed=None, n_restarts=None, show_progress=True):
+    """:func:`~dplr.replication.real.intercept.paired_gains` on both data sets and losses: the trade-off with the
+    constant feature and without it, the same repeats (``n_restarts``, default :data:`INTERCEPT_REPEATS`)."""
+    seed = seed_used("intercept", seed)
+    n_repeats = INTERCEPT_REPEATS if n_restarts is None else n_restarts
+    keys, losses = real_study.DATASETS, real_study.LOSSES
+    with progress("intercept: adult, kdd", enabled=show_progress):
+        loaded = {key: real_data.load_data(key, seed) for key in keys}
+        with_constant = intercept_study.constant_feature_rows(keys, losses, n_repeats, seed, data=loaded, n_jobs=1)
+        without = intercept_study.constant_feature_rows(keys, losses, n_repeats, seed, scale=None, data=loaded,
+                                                        n_jobs=1)
+    return intercept_study.paired_gains(with_constant, without)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -322,6 +361,38 @@ def _modern_figure(study, target, out):
     return table, figures.modern_study_figure(points, study.references[study.references.data == key])
 
 
+def _selection_figure(results, out):
+    rows, _, _, _, _, chance = results
+    points = selection_study.selection_points(rows)
+    comparisons = selection_study.selection_comparisons(rows)
+    first = comparisons.assign(method=comparisons.contrast.str.split(" - ").str[0]).drop(columns="repeats")
+    table = points.merge(first, on=["contender", "method", "epsilon"], how="left", suffixes=("", "_difference"))
+    _, figures = _plotting()
+    return table, figures.selection_study_figure(points, chance)
+
+
+def _intercept_figure(gains, out):
+    plt, figures = _plotting()
+    panels = list(dict.fromkeys(zip(gains.data, gains.loss)))
+    fig, axes = plt.subplots(1, len(panels), figsize=(2.4 * len(panels) + 0.6, 3.4), squeeze=False, sharey="row",
+                             layout="constrained")
+    for ax, (key, loss) in zip(axes[0], panels):
+        for method in ("sensitivity", "objective"):
+            sub = gains[(gains.data == key) & (gains.loss == loss) & (gains.method == method)].sort_values("epsilon")
+            ax.errorbar(sub.epsilon, sub.mean_difference, yerr=[sub.mean_difference - sub.ci_low,
+                                                                 sub.ci_high - sub.mean_difference],
+                        fmt="o-", ms=3, capsize=2, color=figures.METHOD_COLOURS[method],
+                        label={"sensitivity": "Algorithm 1", "objective": "Algorithm 2"}[method])
+        ax.axhline(0.0, color=figures.METHOD_COLOURS["published"], lw=1)
+        ax.set(xscale="log")
+        ax.minorticks_off()
+        ax.set_title(f"{figures.REAL_NAMES.get(key, key)},\n{figures.REAL_NAMES.get(loss, loss)}", fontsize="small")
+        ax.set_xlabel("privacy level ε")
+    axes[0, 0].set_ylabel("error with − without\n(95% interval)")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize="small")
+    return gains, fig
+
+
 def _write(target, results, out):
     """Compute the target's table and figure from ``results`` and write ``<name>.csv`` and ``<name>.png``."""
     if target.name == "figure1":
@@ -332,6 +403,10 @@ def _write(target, results, out):
         table, fig = _real_figure(results["real"], target, out)
     elif target.source == "modern":
         table, fig = _modern_figure(results["modern"], target, out)
+    elif target.source == "selection":
+        table, fig = _selection_figure(results["selection"], out)
+    elif target.source == "intercept":
+        table, fig = _intercept_figure(results["intercept"], out)
     elif target.name == "thesis-table2":
         table, fig = _thesis_table2(results["thesis"], out)
     else:
@@ -434,6 +509,15 @@ def reproduce(names, out="reproduced", seed=None, n_restarts=None, workers=None,
                 # the per-repeat rows: the record the chapter on today's methods reads (dplr.replication.modern.record)
                 modern_record.write_record(study, out / "modern-study.csv.gz")
                 record["files"].append("modern-study.csv.gz")
+            elif source == "selection":
+                results["selection"] = run = run_selection(seed, n_restarts, not quiet)
+                rows, seconds, n_repeats, used_seed, n_test, _ = run
+                # the per-repeat rows: the record the chapter on private selection reads
+                selection_study.write_selection_record(rows, out / "selection-study.csv.gz", n_test, used_seed,
+                                                       n_repeats, seconds)
+                record["files"].append("selection-study.csv.gz")
+            elif source == "intercept":
+                results["intercept"] = run_intercept(seed, n_restarts, not quiet)
             else:
                 results["thesis"] = run_thesis(seed, workers, n_restarts, not quiet,
                                                [t for t in targets if t.source == "thesis"])

@@ -15,7 +15,8 @@ from matplotlib.patches import Rectangle
 __all__ = ["METHOD_COLOURS", "PAPER_CURVE_STYLES", "THESIS_CURVE_STYLES", "set_book_style", "plot_curves",
            "plot_figure2_panel", "plot_thesis_panel", "legend_covered_points", "check_legends", "legend_below",
            "SITE_COLUMN_PX", "MIN_TEXT_PX", "smallest_text_px", "check_legible", "label_line_ends",
-           "REAL_NAMES", "real_study_figure", "CONTENDER_STYLES", "modern_study_figure"]
+           "REAL_NAMES", "real_study_figure", "CONTENDER_STYLES", "modern_study_figure", "TUNER_STYLES",
+           "SELECTION_CONTENDER_NAMES", "selection_study_figure"]
 
 _PALETTE = sns.color_palette("colorblind")
 METHOD_COLOURS = {
@@ -340,4 +341,37 @@ def modern_study_figure(points, references):
                 ax.set_xlabel("privacy level ε")
             if col == 0:
                 ax.set_ylabel("test error")
+    return _legend_below_panels(fig, axes, ncols=2)
+
+
+#: The tuners of :mod:`dplr.replication.real.selection`: colour, line, legend label.
+TUNER_STYLES = {
+    "algorithm3": (_PALETTE[0], "-", "Algorithm 3 (split)"),
+    "selection": (_PALETTE[1], "--", "private selection (random stopping)"),
+    "rule": (_PALETTE[2], ":", "data-independent λ"),
+}
+#: Panel titles of the selection study's contenders.
+SELECTION_CONTENDER_NAMES = {"objective": "Algorithm 2, ε", "sensitivity": "Algorithm 1, ε", "dpsgd": "DP-SGD, (ε, δ)"}
+
+
+def selection_study_figure(points, chance=None):
+    """The selection study (:mod:`dplr.replication.real.selection`): one panel per contender, the mean test error of
+    every tuner against ε with its 95% band, chance (the majority class, if given) as a horizontal line, one legend
+    below the panels (checked against the data). Shared by the chapter and the CLI."""
+    contenders = [c for c in SELECTION_CONTENDER_NAMES if c in set(points.contender)]
+    fig, axes = plt.subplots(1, len(contenders), figsize=(2.3 * len(contenders) + 0.5, 3.6), squeeze=False,
+                             sharey="row", layout="constrained")
+    for ax, contender in zip(axes[0], contenders):
+        sub = points[points.contender == contender].sort_values("epsilon")
+        plot_curves(ax, sub, "epsilon", [(sub.method == name, colour, line, label)
+                                         for name, (colour, line, label) in TUNER_STYLES.items()])
+        if chance is not None:
+            ax.axhline(chance, color=METHOD_COLOURS["published"], ls=":", lw=1, label="chance (majority class)")
+        ax.set(xscale="log")
+        ax.minorticks_off()
+        ax.set_xticks(sorted(sub.epsilon.unique()), [f"{e:g}" for e in sorted(sub.epsilon.unique())],
+                      fontsize="x-small")
+        ax.set_title(SELECTION_CONTENDER_NAMES[contender], fontsize="small")
+        ax.set_xlabel("privacy level ε")
+    axes[0, 0].set_ylabel("test error")
     return _legend_below_panels(fig, axes, ncols=2)

@@ -1,5 +1,8 @@
 r"""The protocol every study on Adult and KDDCup99 shares (JMLR 2011, Section 7): data, seed, λ and ε grids.
 
+DP-SGD's settings (:data:`DELTA`, :class:`DPSGDConfig`, :func:`dpsgd_parameters`) live here too: the comparison
+with today's methods and the selection study (:mod:`dplr.replication.real.selection`) both run it.
+
 The real-data study (:mod:`dplr.replication.real`) and the comparison with today's methods
 (:mod:`dplr.replication.modern`) run on the same data with the same splits: both take each repeat's split of
 Algorithm 3 from the stream :func:`tradeoff_stream` of a data set and loss, so their per-repeat test errors pair
@@ -7,13 +10,15 @@ Algorithm 3 from the stream :func:`tradeoff_stream` of a data set and loss, so t
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from dplr.datasets import load_adult, load_kddcup99
 from dplr.replication.seeding import task_stream
 
-__all__ = ["DATASETS", "LOSSES", "HUBER_H", "DEFAULT_SEED", "KDD_SIZES", "LAMBDAS", "EPSILONS", "load_data",
-           "study_data", "tradeoff_stream"]
+__all__ = ["DATASETS", "LOSSES", "HUBER_H", "DEFAULT_SEED", "KDD_SIZES", "LAMBDAS", "EPSILONS", "DELTA", "DPSGD_BATCH",
+           "DPSGDConfig", "dpsgd_parameters", "load_data", "study_data", "tradeoff_stream"]
 
 #: The data sets: UCI Adult (its own split) and a sample of KDDCup99's 10 % file.
 DATASETS = ("adult", "kdd")
@@ -29,6 +34,35 @@ KDD_SIZES = (40_000, 10_000)
 LAMBDAS = tuple(10.0 ** np.array([-3.0, -2.5, -2.0, -1.5, -1.0]))
 #: The ε grid of the real-data chapter: seven values from 0.01 to 3.
 EPSILONS = (0.01, 0.03, 0.1, 0.3, 1.0, 2.0, 3.0)
+
+
+#: δ of every (ε, δ) contender: 1e-5, the usual choice in the DP-SGD literature, below 1/n on Adult and KDDCup99.
+DELTA = 1e-5
+#: DP-SGD's expected lot size (Poisson sampling rate = lot / records of the part).
+DPSGD_BATCH = 256
+
+
+@dataclass(frozen=True)
+class DPSGDConfig:
+    """One DP-SGD candidate: passes over the data (epochs), learning rate, clipping norm, ridge λ and expected lot
+    size."""
+
+    epochs: float
+    learning_rate: float
+    clip_norm: float = 1.0
+    lam: float = 1e-4
+    lot: int = DPSGD_BATCH
+
+
+def dpsgd_parameters(config, n):
+    """A :class:`DPSGDConfig` as :func:`dplr.dpsgd.dp_sgd`'s parameters on ``n`` records (lots of about
+    ``config.lot``, :data:`DPSGD_BATCH` by default)."""
+    # the sampling rate to two significant digits: parts of one split differ by a record, and one rate per
+    # data set lets the accountant's calibration be computed once (any rate is private if it is the one used)
+    rate = min(1.0, float(f"{config.lot / n:.2g}"))
+    steps = max(1, int(round(config.epochs / rate)))
+    return {"sampling_rate": rate, "steps": steps, "learning_rate": config.learning_rate,
+            "clip_norm": config.clip_norm, "lam": config.lam}
 
 
 def load_data(key, seed=DEFAULT_SEED):

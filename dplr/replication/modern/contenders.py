@@ -34,26 +34,10 @@ from functools import partial
 from typing import Callable
 
 from dplr.learners import get_learner
-from dplr.replication.real_data import LAMBDAS  # the λ candidates of every regularised contender (Algorithm 3)
+from dplr.replication.real_data import DELTA, DPSGD_BATCH, DPSGDConfig, LAMBDAS, dpsgd_parameters  # shared protocol
 
 __all__ = ["LAMBDAS", "DELTA", "DPSGD_BATCH", "DPSGD_CONFIGS", "DPSGDConfig", "Contender", "CONTENDERS",
            "check_delta", "dpsgd_parameters", "fit_contender", "lambda_parameters", "learner"]
-
-#: δ of every (ε, δ) contender: 1e-5, the usual choice in the DP-SGD literature, below 1/n on Adult and KDDCup99.
-DELTA = 1e-5
-#: DP-SGD's expected lot size (Poisson sampling rate = lot / records of the part).
-DPSGD_BATCH = 256
-
-
-@dataclass(frozen=True)
-class DPSGDConfig:
-    """One DP-SGD candidate: passes over the data (epochs), learning rate, clipping norm and ridge λ."""
-
-    epochs: float
-    learning_rate: float
-    clip_norm: float = 1.0
-    lam: float = 1e-4
-
 
 #: DP-SGD's candidates: as many as :data:`LAMBDAS`, so the split is the one of the other contenders (pairing).
 DPSGD_CONFIGS = (DPSGDConfig(2, 1.0), DPSGDConfig(5, 1.0), DPSGDConfig(5, 4.0), DPSGDConfig(15, 1.0),
@@ -69,17 +53,6 @@ def idealised_parameters(lam, n):
     """A λ candidate of an objective perturbation, released as the exact minimiser (``release="exact_minimiser"``,
     the papers' idealisation): the study's record was computed that way, and the release is pinned to it."""
     return {"lam": lam, "release": "exact_minimiser"}
-
-
-def dpsgd_parameters(config, n):
-    """A :class:`DPSGDConfig` as :func:`dplr.dpsgd.dp_sgd`'s parameters on ``n`` records (lots of about
-    :data:`DPSGD_BATCH`)."""
-    # the sampling rate to two significant digits: parts of one split differ by a record, and one rate per
-    # data set lets the accountant's calibration be computed once (any rate is private if it is the one used)
-    rate = min(1.0, float(f"{DPSGD_BATCH / n:.2g}"))
-    steps = max(1, int(round(config.epochs / rate)))
-    return {"sampling_rate": rate, "steps": steps, "learning_rate": config.learning_rate,
-            "clip_norm": config.clip_norm, "lam": config.lam}
 
 
 @dataclass(frozen=True)

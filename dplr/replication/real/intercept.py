@@ -40,16 +40,20 @@ ALPHA = 0.05
 def constant_feature_rows(keys, losses, n_repeats, seed, scale=SCALE, data=None, n_jobs=None):
     """The trade-off experiment of the real-data study with the constant feature appended: one row per data set,
     loss, repeat, method and ε, as :func:`dplr.tuning.private_tuning_experiment` returns them, plus ``data``,
-    ``loss`` and ``scale``. ``data`` maps keys to loaded data sets (:func:`dplr.replication.real_data.load_data`)."""
+    ``loss`` and ``scale``. ``data`` maps keys to loaded data sets (:func:`dplr.replication.real_data.load_data`).
+    ``scale=None``: without the constant feature -- the real-data study's own trade-off rows (its record's, for the
+    same repeats), with ``part="tradeoff"``, as :func:`paired_gains` takes them."""
     out = []
     for key in keys:
         X, y, X_test, y_test = study_data(key, seed, data)
-        X, X_test = append_constant_feature(X, scale), append_constant_feature(X_test, scale)
+        if scale is not None:
+            X, X_test = append_constant_feature(X, scale), append_constant_feature(X_test, scale)
         for loss in losses:
             rows = private_tuning_experiment(X, y, X_test, y_test, LAMBDAS, list(EPSILONS), n_repeats, loss=loss,
                                              huber_h=HUBER_H, random_state=tradeoff_stream(seed, key, loss),
                                              n_jobs=n_jobs)
-            out.append(rows.assign(data=key, loss=loss, scale=float(scale)))
+            out.append(rows.assign(data=key, loss=loss, scale=float(scale)) if scale is not None else
+                       rows.assign(data=key, loss=loss, part="tradeoff"))
     return pd.concat(out, ignore_index=True)
 
 

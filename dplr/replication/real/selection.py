@@ -1,135 +1,237 @@
 r"""Tuning that does not waste the data: private selection against Algorithm 3 on Adult, at equal total privacy.
 
-Three ways to release an ε-DP logistic-regression classifier (corrected Algorithm 2) on Adult's training set, each
-ε-DP in total, tested on Adult's test set:
+Three **contenders** (private learners) and up to three **tuners** each, every release private in total at the
+study's ε, tested on Adult's test set (logistic loss):
 
-* ``"algorithm3"``: JMLR 2011's Algorithm 3 (:func:`dplr.tuning.private_tuning_experiment`) over :data:`GRID`:
-  each candidate trains on one part of ``len(GRID) + 1``;
-* ``"selection"``: Liu & Talwar's random stopping (:func:`dplr.selection.private_selection`) over :data:`GRID`,
-  each run on the whole training set at ε/3, γ = :data:`STOP_PROBABILITY`, score share :data:`SCORE_SHARE`;
-* ``"rule"``: one fit at the whole ε with the data-independent λ = d/(nε)
+* contenders: ``"objective"`` (Algorithm 2, :func:`dplr.algorithms.objective_perturbation`, dplr's default release)
+  and ``"sensitivity"`` (Algorithm 1, :func:`dplr.algorithms.sensitivity_method`, its default release at
+  ``tol`` = :data:`SENSITIVITY_TOL`), both ε-DP over :data:`GRID`; ``"dpsgd"`` (:func:`dplr.dpsgd.dp_sgd`), (ε, δ)-DP
+  with δ = :data:`DELTA`, over :data:`DPSGD_GRID` (clipping norm × lot size × λ, 5 epochs);
+* ``"algorithm3"``: JMLR 2011's Algorithm 3 (:func:`dplr.tuning.private_tuning_experiment` for Algorithm 2,
+  :func:`dplr.tuning.private_tuning_with` for the others): each candidate trains on one part of
+  ``len(candidates) + 1``;
+* ``"selection"``: Liu & Talwar's random stopping (:func:`dplr.selection.private_selection`), each run on the whole
+  training set, γ = :data:`STOP_PROBABILITY`, score share :data:`SCORE_SHARE`; for DP-SGD with ``delta`` = δ, each
+  run at :func:`dplr.selection.run_budget` (the book's (ε, δ) proposition), and the fraction of clipped per-example
+  gradients of the released run is recorded (``clipped``, a diagnostic);
+* ``"rule"`` (Algorithms 1 and 2 only): one fit at the whole ε with the data-independent λ
   (:func:`dplr.selection.data_independent_lambda`), no tuning.
 
-All three release Algorithm 2 as the exact minimiser (``release="exact_minimiser"``, the papers' idealisation),
-pinned: the study's record was computed so, before the certified release became the library's default, and is not
-recomputed; the three methods share the release, so the comparison is like for like.
+Algorithms 1 and 2 run in dplr's default release (for Algorithm 2, ``release="certified"``, the release the book's
+theorem covers for the solver's point; also inside Algorithm 3), nothing pinned: the record is what the library
+releases.
 
 :data:`GRID` runs from 1e-6 (where Adult's non-private optimum lies) to 0.1, one λ per decade, so no curve is
 capped by its floor; the real-data study's grid (:data:`dplr.replication.real_data.LAMBDAS`, floor 1e-3) is
 Algorithm 3's as published.
 
 **The comparison rule, fixed before any run** (:func:`selection_comparisons`): at every ε of :data:`EPSILONS`, the
-per-repeat differences of test errors selection − algorithm3, rule − algorithm3 and rule − selection get a
-two-sided paired t-test and a 95% t-interval (:func:`dplr.replication.statistics.paired_t_test`); the p-values of
-all of them (3 contrasts × 4 ε) are Holm-corrected at family-wise level :data:`ALPHA` = 0.05. A contrast "supports"
-a difference only when its Holm-adjusted p-value is below :data:`ALPHA`; the sign of the mean says which is better.
-The repeats are paired by index only (each method draws from its own stream), which the paired test allows.
+per-repeat differences of test errors of :data:`CONTRASTS` -- for each contender, selection − algorithm3,
+rule − algorithm3 and rule − selection, where both exist (7 contrasts) -- get a two-sided paired t-test and a 95%
+t-interval (:func:`dplr.replication.statistics.paired_t_test`); the p-values of all of them (7 contrasts × 4 ε) are
+Holm-corrected at family-wise level :data:`ALPHA` = 0.05. A contrast "supports" a difference only when its
+Holm-adjusted p-value is below :data:`ALPHA`; the sign of the mean says which is better. Contenders are not compared
+with each other (DP-SGD's δ makes its privacy differ). The repeats are paired by index only (each arm draws from its
+own stream), which the paired test allows.
 
-Streams: :func:`dplr.replication.seeding.task_stream` keyed by ("selection-study", data, method, ε) -- for
-Algorithm 3 its repeats spawn from that stream in order, for the others repeat ``r`` adds ``r`` to the key -- so
-repeat ``r`` is the same in a run of 3 repeats and of 30 (the chapter recomputes a prefix).
+Streams: :func:`dplr.replication.seeding.task_stream` keyed by ("selection-study", data, arm, ε) -- for Algorithm 3
+its repeats spawn from that stream in order, for the others repeat ``r`` adds ``r`` to the key -- so repeat ``r``
+is the same in a run of 3 repeats and of 30 (the chapter recomputes a prefix). The record is written by
+``python -m dplr reproduce selection`` (``make selection-record``).
 """
 from __future__ import annotations
 
-import sys
 import time
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
-from dplr.algorithms import objective_perturbation
+from dplr.algorithms import objective_perturbation, sensitivity_method
+from dplr.dpsgd import dpsgd_calibration, dpsgd_train
 from dplr.replication import record
-from dplr.replication.real_data import DEFAULT_SEED, study_data
+from dplr.replication.real_data import DEFAULT_SEED, DELTA, DPSGDConfig, dpsgd_parameters, study_data
 from dplr.replication.seeding import task_stream
 from dplr.replication.statistics import holm, paired_t_test, t_interval
 from dplr.selection import data_independent_lambda, private_selection
-from dplr.tuning import private_tuning_experiment, test_error
+from dplr.tuning import private_tuning_experiment, private_tuning_with, test_error
 
-__all__ = ["GRID", "EPSILONS", "STOP_PROBABILITY", "SCORE_SHARE", "ALPHA", "METHODS", "CONTRASTS", "DEFAULT_REPEATS",
-           "FORMAT", "run_selection_study", "selection_points", "selection_comparisons", "write_selection_record",
-           "read_selection_record", "check_against_record"]
+__all__ = ["GRID", "DPSGD_CLIP_NORMS", "DPSGD_LOTS", "DPSGD_LAMBDAS", "DPSGD_EPOCHS", "DPSGD_STEP", "DPSGD_GRID",
+           "DELTA", "SENSITIVITY_TOL", "EPSILONS", "STOP_PROBABILITY", "SCORE_SHARE", "ALPHA", "CONTENDERS", "ARMS",
+           "METHODS", "CONTRASTS", "DEFAULT_REPEATS", "FORMAT", "run_selection_study", "selection_points",
+           "selection_comparisons", "write_selection_record", "read_selection_record", "check_against_record",
+           "compare_selection_records", "merge_selection_records"]
 
 GRID = tuple(10.0 ** np.arange(-6.0, 0.0))  # 1e-6, ..., 1e-1
+#: DP-SGD's clipping norms: per-example gradients have norm |ℓ'|·‖x‖ <= 1, so C = 1 never clips; the smaller ones
+#: bind (the chapter measures how often).
+DPSGD_CLIP_NORMS = (0.01, 0.03, 0.1, 0.3, 1.0)
+#: DP-SGD's expected lot sizes (Poisson sampling rate = lot / records)
+DPSGD_LOTS = (256, 1024)
+#: DP-SGD's ridge λ: the floor of :data:`GRID` and 1e-3 (a larger λ with the learning rates of small C diverges:
+#: the step multiplies w by 1 - ηλ)
+DPSGD_LAMBDAS = (1e-6, 1e-3)
+DPSGD_EPOCHS = 5
+#: the learning rate is DPSGD_STEP / C: a lot's mean clipped gradient has norm at most C, so a step moves w by at
+#: most DPSGD_STEP plus noise, whatever C
+DPSGD_STEP = 2.0
+#: DP-SGD's candidates, every (C, lot, λ): :class:`dplr.replication.real_data.DPSGDConfig`
+DPSGD_GRID = tuple(DPSGDConfig(DPSGD_EPOCHS, DPSGD_STEP / clip, clip, lam, lot)
+                   for clip in DPSGD_CLIP_NORMS for lot in DPSGD_LOTS for lam in DPSGD_LAMBDAS)
+#: Algorithm 1's certified gradient norm (``tol`` of :func:`dplr.algorithms.sensitivity_method`): its default,
+#: 1e-8, cannot be certified in float64 at λ = 1e-6; 1e-7 can, and adds n·tol/L <= 0.4% to the noise on Adult
+SENSITIVITY_TOL = 1e-7
 EPSILONS = (0.1, 0.3, 1.0, 3.0)
 STOP_PROBABILITY = 0.1  # γ: ten runs expected
 SCORE_SHARE = 0.1  # the share of each run's ε spent on its noisy training error
 ALPHA = 0.05
+CONTENDERS = ("objective", "sensitivity", "dpsgd")
 METHODS = ("algorithm3", "selection", "rule")
-CONTRASTS = (("selection", "algorithm3"), ("rule", "algorithm3"), ("rule", "selection"))
+#: (contender, tuner) pairs the study runs; DP-SGD has no data-independent rule (C and the lot are not λ)
+ARMS = tuple((c, m) for c in CONTENDERS for m in METHODS if (c, m) != ("dpsgd", "rule"))
+#: (contender, first, second): the differences first − second the rule tests, every contender against itself
+CONTRASTS = tuple((c, first, second) for c in CONTENDERS
+                  for first, second in (("selection", "algorithm3"), ("rule", "algorithm3"), ("rule", "selection"))
+                  if (c, first) in ARMS and (c, second) in ARMS)
 DEFAULT_REPEATS = 10
 
-#: The record's format (:mod:`dplr.replication.record`): one row per method, ε and repeat; ``n_fits`` is how many
-#: private fits the method ran (Algorithm 3: one per candidate; selection: the random number of runs; rule: 1).
+#: The record's format (:mod:`dplr.replication.record`): one row per contender, tuner, ε and repeat; ``n_fits`` is
+#: how many private fits the tuner ran (Algorithm 3: one per candidate; selection: the random number of runs; rule:
+#: 1); ``clip_norm``, ``lot`` and ``clipped`` (the fraction of clipped per-example gradients in the released run,
+#: selection only) are DP-SGD's, empty for the others.
 FORMAT = record.RecordFormat(
-    columns=("data", "n", "method", "epsilon", "repeat", "lam", "error", "n_fits"),
-    key=("data", "method", "epsilon", "repeat"), exact=("lam", "n_fits"), errors=("error",), close=(),
-    floats=("epsilon", "lam"),
-    fix="write the record again with python -m dplr.replication.real.selection book/data/selection_study.csv.gz",
+    columns=("data", "n", "contender", "method", "epsilon", "repeat", "lam", "clip_norm", "lot", "error", "n_fits",
+             "clipped"),
+    key=("data", "contender", "method", "epsilon", "repeat"), exact=("lam", "clip_norm", "lot", "n_fits", "clipped"),
+    errors=("error",), close=(), floats=("epsilon", "lam", "clip_norm", "lot", "clipped"),
+    fix="write the record again with python -m dplr reproduce selection (or make selection-record)",
     unchecked_settings=("wall_seconds",))
 
 
-def _stream(seed, data, method, eps, *rest):
-    return task_stream(seed, "selection-study", data, method, str(float(eps)), *rest)
+def _stream(seed, data, contender, method, eps, *rest):
+    # Algorithm 2's arms keep the keys they had before the other contenders joined
+    name = method if contender == "objective" else f"{contender}-{method}"
+    return task_stream(seed, "selection-study", data, name, str(float(eps)), *rest)
 
 
-def run_selection_study(n_repeats=DEFAULT_REPEATS, epsilons=EPSILONS, data="adult", seed=DEFAULT_SEED,
-                        methods=METHODS):
-    """Run the study; returns ``(rows, wall_seconds)`` with one row per method, ε and repeat (columns of
-    :data:`FORMAT`) and the wall-clock seconds per method."""
-    X, y, X_test, y_test = study_data(data, seed)
+def _dpsgd_fit(X, y, config, epsilon, random_state, delta, clipped=None):
+    """DP-SGD at (ε, δ) with ``config`` (:func:`dplr.dpsgd.dpsgd_calibration` then :func:`dplr.dpsgd.dpsgd_train`,
+    as :func:`dplr.dpsgd.dp_sgd` does), appending the run's fraction of clipped gradients to the list ``clipped`` if
+    given (a diagnostic)."""
+    p = dpsgd_parameters(config, len(y))
+    calibration = dpsgd_calibration(epsilon, delta, p["sampling_rate"], p["steps"], p["clip_norm"])
+    coef, fraction = dpsgd_train(X, y, calibration.noise_multiplier, p["clip_norm"], p["sampling_rate"], p["steps"],
+                                 p["learning_rate"], p["lam"], random_state=random_state, check_input=False,
+                                 return_clipped=True)
+    if clipped is not None:
+        clipped.append(fraction)
+    return coef
+
+
+def _sensitivity_fit(X, y, lam, epsilon, random_state):
+    """Algorithm 1 (:func:`dplr.algorithms.sensitivity_method`, its default release) at :data:`SENSITIVITY_TOL`."""
+    return sensitivity_method(X, y, epsilon, lam, random_state=random_state, check_input=False, tol=SENSITIVITY_TOL)
+
+
+def _fit_of(contender):
+    return {"objective": None, "sensitivity": _sensitivity_fit, "dpsgd": partial(_dpsgd_fit, delta=DELTA)}[contender]
+
+
+def _candidates(contender):
+    return DPSGD_GRID if contender == "dpsgd" else GRID
+
+
+def _row(contender, candidate, **values):
+    if contender == "dpsgd":
+        return {"lam": candidate.lam, "clip_norm": candidate.clip_norm, "lot": float(candidate.lot), **values}
+    return {"lam": float(candidate), "clip_norm": np.nan, "lot": np.nan, **values}
+
+
+def _run_arm(contender, method, X, y, X_test, y_test, eps, n_repeats, stream_of):
     n, d = X.shape
+    if method == "algorithm3" and contender == "objective":
+        table = private_tuning_experiment(X, y, X_test, y_test, GRID, [eps], n_repeats, methods=("objective",),
+                                          random_state=stream_of(), n_jobs=1)
+        return [_row(contender, r.lam_private, repeat=int(r.repeat), error=r.error_private, n_fits=len(GRID),
+                     clipped=np.nan) for r in table.itertuples()]
+    if method == "algorithm3":
+        candidates = _candidates(contender)
+        table = private_tuning_with(_fit_of(contender), X, y, X_test, y_test, candidates, [eps], n_repeats,
+                                    name=contender, random_state=stream_of(), n_jobs=1)
+        return [_row(contender, candidates[int(r.candidate)], repeat=int(r.repeat), error=r.error_private,
+                     n_fits=len(candidates), clipped=np.nan) for r in table.itertuples()]
+    rows = []
+    for r in range(n_repeats):
+        stream, clipped = stream_of(r), np.nan
+        if method == "selection" and contender == "dpsgd":
+            fractions = []
+            out = private_selection(X, y, DPSGD_GRID, eps, STOP_PROBABILITY, SCORE_SHARE,
+                                    fit=partial(_dpsgd_fit, clipped=fractions), random_state=stream, delta=DELTA)
+            clipped = fractions[int(np.argmax(out.scores))]
+        elif method == "selection":
+            out = private_selection(X, y, GRID, eps, STOP_PROBABILITY, SCORE_SHARE, fit=_fit_of(contender),
+                                    random_state=stream)
+        if method == "selection":
+            candidate, coef, fits = out.lam, out.coef, out.n_runs
+        else:
+            candidate, fits = data_independent_lambda(n, d, eps, contender), 1
+            if contender == "objective":
+                coef = objective_perturbation(X, y, eps, candidate, random_state=stream, check_input=False)
+            else:
+                coef = _sensitivity_fit(X, y, candidate, eps, stream)
+        rows.append(_row(contender, candidate, repeat=r, error=test_error(coef, X_test, y_test), n_fits=int(fits),
+                         clipped=clipped))
+    return rows
+
+
+def run_selection_study(n_repeats=DEFAULT_REPEATS, epsilons=EPSILONS, data="adult", seed=DEFAULT_SEED, arms=ARMS):
+    """Run the study; returns ``(rows, wall_seconds)`` with one row per arm (contender, tuner), ε and repeat (columns
+    of :data:`FORMAT`) and the wall-clock seconds per arm (``"contender/method"``). Every arm uses dplr's defaults
+    (the release of Algorithms 1 and 2 is the learners' default)."""
+    X, y, X_test, y_test = study_data(data, seed)
     rows, seconds = [], {}
-    for method in methods:
+    for contender, method in arms:
+        if (contender, method) not in ARMS:
+            raise ValueError(f"unknown arm {(contender, method)!r}; choose from {ARMS}.")
         start = time.perf_counter()
         for eps in epsilons:
-            if method == "algorithm3":
-                # release pinned to the record's (module docstring)
-                table = private_tuning_experiment(X, y, X_test, y_test, GRID, [eps], n_repeats, methods=("objective",),
-                                                  random_state=_stream(seed, data, method, eps), n_jobs=1,
-                                                  release="exact_minimiser")
-                rows += [{"method": method, "epsilon": eps, "repeat": int(r.repeat), "lam": r.lam_private,
-                          "error": r.error_private, "n_fits": len(GRID)} for r in table.itertuples()]
-                continue
-            for r in range(n_repeats):
-                stream = _stream(seed, data, method, eps, r)
-                if method == "selection":
-                    out = private_selection(X, y, GRID, eps, STOP_PROBABILITY, SCORE_SHARE, random_state=stream,
-                                            release="exact_minimiser")  # the record's release (module docstring)
-                    lam, coef, fits = out.lam, out.coef, out.n_runs
-                else:
-                    lam = data_independent_lambda(n, d, eps)
-                    coef = objective_perturbation(X, y, eps, lam, random_state=stream, check_input=False,
-                                                  release="exact_minimiser")  # the record's release (module docstring)
-                    fits = 1
-                rows.append({"method": method, "epsilon": eps, "repeat": r, "lam": float(lam),
-                             "error": test_error(coef, X_test, y_test), "n_fits": int(fits)})
-        seconds[method] = round(time.perf_counter() - start, 1)
-    frame = pd.DataFrame(rows).assign(data=data, n=n)
+            def stream_of(*rest, eps=eps):
+                return _stream(seed, data, contender, method, eps, *rest)
+            rows += [{"contender": contender, "method": method, "epsilon": eps, **row}
+                     for row in _run_arm(contender, method, X, y, X_test, y_test, eps, n_repeats, stream_of)]
+        seconds[f"{contender}/{method}"] = round(time.perf_counter() - start, 1)
+    frame = pd.DataFrame(rows).assign(data=data, n=len(y))
     return frame.loc[:, list(FORMAT.columns)], seconds
 
 
 def selection_points(rows, level=0.95):
-    """Mean test error and its t-interval per method and ε."""
+    """Mean test error and its t-interval per contender, tuner and ε."""
     out = []
-    for (method, eps), group in rows.groupby(["method", "epsilon"], sort=True):
+    for (contender, method, eps), group in rows.groupby(["contender", "method", "epsilon"], sort=True):
         values = group["error"].to_numpy()
         low, high = t_interval(values, level) if np.ptp(values) > 0 else (values.mean(), values.mean())
-        out.append({"method": method, "epsilon": eps, "mean": float(values.mean()), "ci_low": low, "ci_high": high,
-                    "repeats": values.size})
+        out.append({"contender": contender, "method": method, "epsilon": eps, "mean": float(values.mean()),
+                    "ci_low": low, "ci_high": high, "repeats": values.size})
     return pd.DataFrame(out)
 
 
 def selection_comparisons(rows, level=0.95, alpha=ALPHA):
-    """The fixed rule of the module docstring: one row per contrast and ε with the mean difference (first − second),
-    its t-interval, p, Holm-adjusted p (over all rows) and the verdict."""
-    wide = rows.pivot_table(index=["epsilon", "repeat"], columns="method", values="error")
+    """The fixed rule of the module docstring: one row per contrast of :data:`CONTRASTS` and ε with the mean
+    difference (first − second), its t-interval, p, Holm-adjusted p (over all rows) and the verdict. A contrast is
+    tested at the ε where both its arms ran (a record may hold an arm at fewer ε)."""
+    wide = rows.pivot_table(index=["epsilon", "repeat"], columns=["contender", "method"], values="error")
     out = []
-    for first, second in CONTRASTS:
+    for contender, first, second in CONTRASTS:
+        if (contender, first) not in wide or (contender, second) not in wide:
+            continue
         for eps, group in wide.groupby(level="epsilon", sort=True):
-            diff = (group[first] - group[second]).to_numpy()
+            diff = (group[(contender, first)] - group[(contender, second)]).dropna().to_numpy()
+            if diff.size == 0:  # an arm not run at this ε: no test
+                continue
             low, high, p = paired_t_test(diff, level)
-            out.append({"contrast": f"{first} - {second}", "epsilon": eps, "mean_difference": float(diff.mean()),
-                        "ci_low": low, "ci_high": high, "p": p, "repeats": diff.size})
+            out.append({"contender": contender, "contrast": f"{first} - {second}", "epsilon": eps,
+                        "mean_difference": float(diff.mean()), "ci_low": low, "ci_high": high, "p": p,
+                        "repeats": diff.size})
     table = pd.DataFrame(out)
     table["p_holm"] = holm(table["p"].to_numpy())
     first = table.contrast.str.split(" - ").str[0]
@@ -155,15 +257,29 @@ def check_against_record(record_rows, live):
     return record.check_against_record(record_rows, live, FORMAT)
 
 
-def main(argv=None):  # pragma: no cover - the record's command
-    """``python -m dplr.replication.real.selection PATH [REPEATS]``: run the study and write its record."""
-    args = sys.argv[1:] if argv is None else argv
-    n_repeats = int(args[1]) if len(args) > 1 else DEFAULT_REPEATS
-    rows, seconds = run_selection_study(n_repeats)
-    _, _, _, y_test = study_data("adult")
-    write_selection_record(rows, args[0], {"adult": len(y_test)}, DEFAULT_SEED, n_repeats, seconds)
-    print(seconds)
+def compare_selection_records(path, reference, prefix=False):
+    """:func:`dplr.replication.record.compare_records` for this study's records (``prefix=True``: ``path`` holds the
+    first repeats of ``reference``'s)."""
+    return record.compare_records(path, reference, FORMAT, prefix=prefix)
 
 
-if __name__ == "__main__":  # pragma: no cover
-    main()
+def merge_selection_records(paths, path):
+    """Write to ``path`` the union of the records at ``paths`` (arms, or an arm's ε, run separately with the same seed
+    and repeats); an arm's wall seconds are summed over the records. Raises if the settings differ or a row appears
+    twice."""
+    frames, seconds, first = [], {}, None
+    for source in paths:
+        rows, settings = read_selection_record(source)
+        wall = settings.pop("wall_seconds", {})
+        if first is None:
+            first = settings
+        elif settings != first:
+            raise ValueError(f"{source} was run with other settings ({settings}) than {paths[0]} ({first}).")
+        frames.append(rows)
+        for arm, value in wall.items():
+            seconds[arm] = round(seconds.get(arm, 0.0) + value, 1)
+    rows = pd.concat(frames, ignore_index=True)
+    if rows.duplicated(list(FORMAT.key)).any():
+        raise ValueError("the records share rows: run each arm once.")
+    write_selection_record(rows, path, first["n_test"], first["seed"], first["n_repeats"], seconds)
+    return len(rows)
