@@ -3,65 +3,80 @@ split into four parts (issue 39, §1).
 
 **The chain.** Five pipelines on the same training and test sets, each differing from the next in one step:
 
-* ``B0`` -- the baseline a practitioner would deploy: scikit-learn's ``LogisticRegression`` on *standardised*
-  features (each column of the book's features centred and scaled by its training mean and standard deviation) with
-  an unpenalised intercept, λ chosen by 5-fold cross-validation on the training set over :data:`WIDE_LAMBDAS`
-  (:math:`10^{-8}, 10^{-7.5}, \dots, 10^{-1}`; scikit-learn's ``C`` is :math:`1/(n\lambda)`, so its objective is the
-  book's :math:`\frac1n\sum_i\ell + \frac\lambda2\lVert w\rVert^2`);
-* ``B1`` -- the same on the book's features (unit-ball rows, public bounds) with no intercept;
+* ``B0`` -- the baseline a practitioner would deploy: logistic regression on *standardised* features (each column of
+  the book's features centred and scaled by its training mean and standard deviation) with an unpenalised
+  intercept, λ chosen by 5-fold cross-validation on the training set over :data:`WIDE_LAMBDAS`
+  (:math:`10^{-8}, 10^{-7.5}, \dots, 10^{-1}`), refitted on the whole training set by scikit-learn's
+  ``LogisticRegression`` (the reference implementation; ``C`` is :math:`1/(n\lambda)`, so its objective is the
+  book's :math:`\frac1n\sum_i\ell + \frac\lambda2\lVert w\rVert^2`). The same ``B0`` serves both losses: scikit-learn
+  has no Huber-SVM classifier, and the model a practitioner deploys without privacy is the best deployable linear
+  model, whatever loss the private pipeline uses (``SGDClassifier(loss="modified_huber")`` is another loss, fitted
+  by a stochastic method whose answer depends on its step schedule, not a minimiser to a tolerance). For the Huber
+  SVM part (i) is therefore the feature map *and* the change of loss;
+* ``B1`` -- the same on the book's features (unit-ball rows, public bounds) with no intercept and the pipeline's
+  loss; refitted by scikit-learn (logistic) or :func:`dplr.algorithms.standard_erm` (Huber, :data:`HUBER_H`);
 * ``B2`` -- the same, λ restricted to the study's grid :data:`~dplr.replication.real_data.LAMBDAS`
   (:math:`10^{-3}, \dots, 10^{-1}`), refitted by :func:`dplr.algorithms.standard_erm`;
-* ``whole`` -- the private learner (Algorithm 1, ``sensitivity``; corrected Algorithm 2, ``objective``) at ε on the
-  whole training set at B2's λ (a λ chosen on the data without privacy: a reference point, not a private pipeline);
+* ``whole`` -- the private learner (Algorithm 1, ``sensitivity``; corrected Algorithm 2, ``objective``; dplr's
+  default release) at ε on the whole training set at B2's λ (a λ chosen on the data without privacy: a reference
+  point, not a private pipeline);
 * ``tuned`` -- Algorithm 3 (:func:`dplr.tuning.private_tuning_experiment`): the split into six parts, one candidate
   per λ of the grid, each trained privately on its part, the exponential mechanism's choice -- the private
-  pipeline of the real-data study, on the same streams (its repeats are the real-data record's first ones).
+  pipeline of the real-data study. Not recomputed: :func:`tuned_rows` reads its first repeats from the real-data
+  record (:mod:`dplr.replication.real.record`), whose repeat ``r`` pairs with repeat ``r`` here by index.
 
-**The parts** (:func:`decompose`), per data set, method and ε, sum exactly to the total gap ``tuned − B0``:
-(i) feature map ``B1 − B0``; (ii) candidate grid ``B2 − B1``; (iv) noise ``whole − B2``; (iii) split and private
+**Cross-validation** (:func:`cv_errors`): on each fold the whole λ path is solved by :func:`newton_path`, damped
+Newton from the largest λ to the smallest, each λ started at the previous minimiser (warm start), stopped at gradient
+norm :data:`CV_TOL` (enough to choose λ: the chosen model is refitted at :data:`FIT_TOL`). A λ at which some
+fold's solve did not reach :data:`CV_TOL` in :data:`CV_MAX_ITER` iterations is dropped from that stage's grid (the
+study's settings list the grid used). Ties go to the largest λ.
+
+**The parts** (:func:`decompose`), per data set, loss, method and ε, sum exactly to the total gap ``tuned − B0``:
+(i) feature map ``B1 − B0``; (ii) candidate grid ``B2 − B1``; (iii) noise ``whole − B2``; (iv) split and private
 selection ``tuned − whole``. The order of the chain matters where steps interact (the noise is measured at the whole
 set's size, the split after it). Intervals (95%, Student t): (i) and (ii) are deterministic given the data, and
 their intervals are paired over the test records (the per-record difference of two classifiers' 0/1 losses: the
-uncertainty from the test set); (iii) pairs ``tuned`` and ``whole`` by repeat, (iv) and the total are intervals over
-the repeats (the private pipelines' randomness, on the fixed test set). Also recorded: ``split``, the non-private
-choice among the same parts' non-private candidates (Algorithm 3's split without noise).
+uncertainty from the test set); (iii) and the total are intervals over the repeats (the private pipelines'
+randomness, on the fixed test set); (iv) pairs ``tuned`` and ``whole`` by repeat index (independent streams: a valid
+pairing that removes no variance).
 
-Only the logistic loss: the Huber SVM's non-private solves at the small λ that cross-validation needs do not
-converge in the solver's Newton iterations (tens of seconds each, gradient norm above 1e-8), so its baseline is
-left open.
-
-Streams: CV folds from :func:`~dplr.replication.seeding.task_stream` ``(seed, data, loss, "cv")``; the private
-learners on the whole set from ``(seed, data, loss, "whole", method, repeat, ε)``; Algorithm 3 from
-:func:`~dplr.replication.real_data.tradeoff_stream`. Repeat ``r`` draws the same in a run of any length.
+Streams: CV folds from :func:`~dplr.replication.seeding.task_stream` ``(seed, data, "cv")`` (the same folds for
+every stage and loss); the private learners on the whole set from ``(seed, data, loss, "whole", method, repeat, ε)``.
+Repeat ``r`` draws the same in a run of any length.
 """
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from dplr.algorithms import objective_perturbation, sensitivity_method, standard_erm
-from dplr.replication.real_data import DATASETS, DEFAULT_SEED, EPSILONS, HUBER_H, LAMBDAS, study_data, tradeoff_stream
+from dplr.losses import get_loss
+from dplr.replication.real_data import DATASETS, DEFAULT_SEED, EPSILONS, HUBER_H, LAMBDAS, study_data
 from dplr.replication.seeding import task_stream
-from dplr.replication.statistics import paired_t_test, t_interval
-from dplr.tuning import private_tuning_experiment
+from dplr.replication.statistics import paired_t_test
 
-__all__ = ["WIDE_LAMBDAS", "LOSSES", "METHODS", "N_FOLDS", "DEFAULT_REPEATS", "PARTS", "BaselineStudy",
-           "cv_errors", "fit_baseline", "nonprivate_chain", "private_rows", "decompose", "run_baseline_study",
-           "study_from_rows"]
+__all__ = ["WIDE_LAMBDAS", "LOSSES", "METHODS", "N_FOLDS", "DEFAULT_REPEATS", "CV_TOL", "FIT_TOL", "CV_MAX_ITER",
+           "PARTS", "BaselineStudy", "newton_path", "cv_errors", "nonprivate_chain", "private_rows", "tuned_rows",
+           "decompose", "run_baseline_study", "study_from_rows"]
 
 #: The λ grid of cross-validation: half decades from 1e-8 to 1e-1 (it contains the study's grid).
 WIDE_LAMBDAS = tuple(10.0 ** np.arange(-8.0, -0.75, 0.5))
-#: The losses of the study (the Huber SVM's baseline is open: see the module docstring).
-LOSSES = ("logistic",)
+#: The losses of the study.
+LOSSES = ("logistic", "huber")
 #: The private learners.
 METHODS = ("sensitivity", "objective")
 #: Folds of the cross-validation.
 N_FOLDS = 5
 #: Repeats of the private pipelines in the book's record.
 DEFAULT_REPEATS = 10
+#: Gradient norm at which a cross-validation solve stops (choosing λ), and at which the chosen model is refitted.
+CV_TOL, FIT_TOL = 1e-6, 1e-8
+#: Newton iterations at most per λ of a cross-validation path.
+CV_MAX_ITER = 100
 #: The parts of the gap, in the order of the chain, with the stages they compare.
 PARTS = (("feature map", "B1", "B0"), ("candidate grid", "B2", "B1"), ("noise", "whole", "B2"),
          ("split and selection", "tuned", "whole"))
@@ -71,27 +86,85 @@ def _wrong(scores, y):
     return (scores > 0) != (y > 0)
 
 
-def fit_baseline(X, y, lam, intercept):
-    """scikit-learn's ``LogisticRegression`` minimising :math:`\\frac1n\\sum_i\\ell + \\frac\\lambda2\\lVert w\\rVert^2`
-    (``C`` = 1/(nλ); the intercept, when fitted, unpenalised). Returns ``(coef, intercept)``."""
-    from sklearn.linear_model import LogisticRegression  # imported here: scikit-learn is heavy
-    model = LogisticRegression(C=1.0 / (len(y) * lam), fit_intercept=intercept, tol=1e-8, max_iter=5000)
-    model.fit(X, y)
-    return model.coef_.ravel(), float(model.intercept_[0]) if intercept else 0.0
+def newton_path(X, y, lambdas, loss="logistic", intercept=False, tol=CV_TOL, max_iter=CV_MAX_ITER):
+    r"""Minimisers of :math:`J_\lambda(w, b) = \frac1n\sum_i \ell(y_i(w^\top x_i + b)) + \frac\lambda2\lVert w
+    \rVert^2` for each λ of ``lambdas`` (:math:`b = 0` unless ``intercept``; it is not penalised), by Newton's method
+    with backtracking (Armijo) line search, from the largest λ to the smallest, each started at the previous
+    minimiser (a warm start: along a path of half decades a few steps each). Returns ``(coefs, grad_norms)``:
+    ``coefs[j]`` the point for ``lambdas[j]`` (the intercept last when fitted), ``grad_norms[j]`` its gradient norm
+    (above ``tol`` where ``max_iter`` steps did not suffice)."""
+    loss_fn = get_loss(loss, HUBER_H)
+    A = np.hstack([X, np.ones((len(y), 1))]) if intercept else np.asarray(X, dtype=float)
+    n, d = A.shape
+    penalised = np.ones(d)
+    if intercept:
+        penalised[-1] = 0.0
+    lambdas = np.asarray(lambdas, dtype=float)
+    coefs, norms = np.empty((lambdas.size, d)), np.empty(lambdas.size)
+    w = np.zeros(d)
+
+    def objective(point, lam):
+        return float(np.mean(loss_fn.value(y * (A @ point))) + 0.5 * lam * np.sum(penalised * point * point))
+
+    for j in np.argsort(-lambdas, kind="stable"):
+        lam = lambdas[j]
+        for _ in range(max_iter + 1):
+            first, second = loss_fn.derivatives(y * (A @ w))
+            grad = A.T @ (y * first) / n + lam * penalised * w
+            norm = float(np.linalg.norm(grad))
+            if norm <= tol:
+                break
+            band = second > 0  # the Huber loss's curvature is 0 outside its band: those rows add nothing
+            rows = A[band] * np.sqrt(second[band])[:, None]
+            hessian = rows.T @ rows / n + np.diag(lam * penalised)
+            try:
+                step = np.linalg.solve(hessian, grad)
+            except np.linalg.LinAlgError:
+                step = np.linalg.lstsq(hessian, grad, rcond=None)[0]
+            value, slope, t = objective(w, lam), float(grad @ step), 1.0
+            while t > 1e-12 and objective(w - t * step, lam) > value - 1e-4 * t * slope:
+                t /= 2
+            if t <= 1e-12:
+                break
+            w = w - t * step
+        coefs[j], norms[j] = w, norm
+    return coefs, norms
 
 
-def cv_errors(X, y, lambdas, intercept, random_state):
-    """Validation errors (counts summed over :data:`N_FOLDS` folds) of :func:`fit_baseline` at each λ of
-    ``lambdas``; the folds are a random permutation of the records from ``random_state`` cut into equal parts."""
-    order = random_state.permutation(len(y))
-    folds = np.array_split(order, N_FOLDS)
-    errors = np.zeros(len(lambdas), dtype=int)
+def cv_errors(X, y, lambdas, loss, intercept, random_state):
+    """``(errors, converged)``: validation errors (counts summed over :data:`N_FOLDS` folds) at each λ of
+    ``lambdas`` (:func:`newton_path` on each fold), and whether every fold's solve reached :data:`CV_TOL` there. The
+    folds are a random permutation of the records from ``random_state`` cut into equal parts."""
+    folds = np.array_split(random_state.permutation(len(y)), N_FOLDS)
+    errors, converged = np.zeros(len(lambdas), dtype=int), np.ones(len(lambdas), dtype=bool)
     for k in range(N_FOLDS):
         fit = np.concatenate([folds[j] for j in range(N_FOLDS) if j != k])
-        for i, lam in enumerate(lambdas):
-            coef, b = fit_baseline(X[fit], y[fit], lam, intercept)
-            errors[i] += int(np.count_nonzero(_wrong(X[folds[k]] @ coef + b, y[folds[k]])))
-    return errors
+        coefs, norms = newton_path(X[fit], y[fit], lambdas, loss, intercept)
+        A = np.hstack([X[folds[k]], np.ones((len(folds[k]), 1))]) if intercept else X[folds[k]]
+        errors += np.count_nonzero(_wrong(A @ coefs.T, y[folds[k]][:, None]), axis=0)
+        converged &= norms <= CV_TOL
+    return errors, converged
+
+
+def _choose(lambdas, errors, allowed):
+    """The λ with the fewest errors among ``allowed``; ties go to the largest λ."""
+    candidates = np.flatnonzero(allowed)
+    if candidates.size == 0:
+        raise RuntimeError("no λ of the cross-validation grid converged; raise CV_MAX_ITER or use larger λ.")
+    best = candidates[errors[candidates] == errors[candidates].min()]
+    return float(lambdas[best[np.argmax(lambdas[best])]])
+
+
+def _sklearn_logistic(X, y, lam, intercept):
+    """scikit-learn's ``LogisticRegression`` (Newton-Cholesky, gradient tolerance :data:`FIT_TOL`) at λ:
+    ``(coef, intercept)``."""
+    from sklearn.linear_model import LogisticRegression  # imported here: scikit-learn is heavy
+    model = LogisticRegression(C=1.0 / (len(y) * lam), fit_intercept=intercept, solver="newton-cholesky",
+                               tol=FIT_TOL, max_iter=1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", category=UserWarning)  # ConvergenceWarning is a UserWarning: fail loudly
+        model.fit(X, y)
+    return model.coef_.ravel(), float(model.intercept_[0]) if intercept else 0.0
 
 
 def _standardise(X, X_test):
@@ -100,65 +173,70 @@ def _standardise(X, X_test):
     return (X - mean) / scale, (X_test - mean) / scale
 
 
-def nonprivate_chain(X, y, X_test, y_test, key, loss="logistic", seed=DEFAULT_SEED):
-    """Rows of B0, B1, B2 (module docstring): the chosen λ, the test error, and the 95% t-interval, paired over the
-    test records, of the difference with the previous stage (``diff_low``, ``diff_high``; NaN for B0)."""
-    Z, Z_test = _standardise(X, X_test)
+def nonprivate_chain(X, y, X_test, y_test, key, losses=LOSSES, seed=DEFAULT_SEED):
+    """``(rows, grids)``: rows of B0, B1, B2 (module docstring) for each loss -- the chosen λ, the test error, and
+    the 95% t-interval, paired over the test records, of the difference with the previous stage (``diff_low``,
+    ``diff_high``; NaN for B0) -- and, per stage, the λ of the grid at which every fold converged."""
     wide = np.array(WIDE_LAMBDAS)
+    Z, Z_test = _standardise(X, X_test)
+    errors0, ok0 = cv_errors(Z, y, wide, "logistic", True, task_stream(seed, key, "cv"))
+    lam0 = _choose(wide, errors0, ok0)
+    coef, b = _sklearn_logistic(Z, y, lam0, True)
+    wrong0 = _wrong(Z_test @ coef + b, y_test)
+    rows, grids = [], {"B0": wide[ok0].tolist()}
     on_grid = np.isin(wide, np.array(LAMBDAS))
-    cv_std = cv_errors(Z, y, wide, True, task_stream(seed, key, loss, "cv"))
-    cv_book = cv_errors(X, y, wide, False, task_stream(seed, key, loss, "cv"))
-    lam0, lam1 = wide[np.argmin(cv_std)], wide[np.argmin(cv_book)]
-    lam2 = wide[on_grid][np.argmin(cv_book[on_grid])]
-    coef, b = fit_baseline(Z, y, lam0, True)
-    wrong = {"B0": _wrong(Z_test @ coef + b, y_test)}
-    coef, _ = fit_baseline(X, y, lam1, False)
-    wrong["B1"] = _wrong(X_test @ coef, y_test)
-    wrong["B2"] = _wrong(X_test @ standard_erm(X, y, lam2, loss, huber_h=HUBER_H), y_test)
-    rows, previous = [], None
-    for stage, lam in zip(("B0", "B1", "B2"), (lam0, lam1, lam2)):
-        low = high = np.nan
-        if previous is not None:
-            low, high, _ = paired_t_test(wrong[stage].astype(float) - wrong[previous].astype(float))
-        rows.append({"data": key, "loss": loss, "stage": stage, "method": "nonprivate", "epsilon": np.inf,
-                     "repeat": 0, "lam": float(lam), "error": float(np.count_nonzero(wrong[stage]) / y_test.size),
-                     "diff_low": low, "diff_high": high})
-        previous = stage
-    return rows
+    for loss in losses:
+        errors1, ok1 = cv_errors(X, y, wide, loss, False, task_stream(seed, key, "cv"))
+        lam1, lam2 = _choose(wide, errors1, ok1), _choose(wide, errors1, ok1 & on_grid)
+        grids[f"B1-{loss}"] = wide[ok1].tolist()
+        if loss == "logistic":
+            coef1 = _sklearn_logistic(X, y, lam1, False)[0]
+        else:
+            coef1 = standard_erm(X, y, lam1, loss, HUBER_H, tol=FIT_TOL, max_iter=1000)
+        wrong = {"B0": wrong0, "B1": _wrong(X_test @ coef1, y_test),
+                 "B2": _wrong(X_test @ standard_erm(X, y, lam2, loss, HUBER_H, tol=FIT_TOL, max_iter=1000), y_test)}
+        previous = None
+        for stage, lam in zip(("B0", "B1", "B2"), (lam0, lam1, lam2)):
+            low = high = np.nan
+            if previous is not None:
+                low, high, _ = paired_t_test(wrong[stage].astype(float) - wrong[previous].astype(float))
+            rows.append({"data": key, "loss": loss, "stage": stage, "method": "nonprivate", "epsilon": np.inf,
+                         "repeat": 0, "lam": float(lam), "error": float(np.count_nonzero(wrong[stage]) / y_test.size),
+                         "diff_low": low, "diff_high": high})
+            previous = stage
+    return rows, grids
 
 
-def private_rows(X, y, X_test, y_test, key, lam, n_repeats, loss="logistic", seed=DEFAULT_SEED,
-                 epsilons=EPSILONS, methods=METHODS):
-    """Rows of ``whole`` (each method at each ε on the whole training set at ``lam``), ``tuned`` (Algorithm 3) and
-    ``split`` (its non-private choice among the same parts' non-private candidates), ``n_repeats`` each."""
+def private_rows(X, y, X_test, y_test, key, lam, repeats, loss="logistic", seed=DEFAULT_SEED, epsilons=EPSILONS,
+                 methods=METHODS):
+    """Rows of ``whole``: each method at each ε on the whole training set at ``lam``, for each repeat of
+    ``repeats`` (an int ``k`` means ``range(k)``), with dplr's default release."""
     rows = []
     base = {"data": key, "loss": loss, "diff_low": np.nan, "diff_high": np.nan}
-    for r in range(n_repeats):
-        streams = [task_stream(seed, key, loss, "whole", "objective", r, repr(float(e))) for e in epsilons]
-        coefs = {}
-        if "objective" in methods:
-            coefs["objective"] = objective_perturbation(X, y, np.array(epsilons, dtype=float), lam, loss, HUBER_H,
-                                                        random_state=streams)
-        if "sensitivity" in methods:
-            coefs["sensitivity"] = np.vstack([
-                sensitivity_method(X, y, e, lam, loss, HUBER_H,
-                                   random_state=task_stream(seed, key, loss, "whole", "sensitivity", r,
-                                                            repr(float(e))))
-                for e in epsilons])
-        for method, coef in coefs.items():
-            errors = np.count_nonzero(_wrong(X_test @ coef.T, y_test[:, None]), axis=0) / y_test.size
-            rows += [{**base, "stage": "whole", "method": method, "epsilon": float(e), "repeat": r,
-                      "lam": float(lam), "error": float(err)} for e, err in zip(epsilons, errors)]
-    tuned = private_tuning_experiment(X, y, X_test, y_test, LAMBDAS, list(epsilons), n_repeats, loss=loss,
-                                      huber_h=HUBER_H, methods=methods, random_state=tradeoff_stream(seed, key, loss))
-    for row in tuned.itertuples():
-        if row.method == "nonprivate":
-            rows.append({**base, "stage": "split", "method": "nonprivate", "epsilon": np.inf, "repeat": row.repeat,
-                         "lam": row.lam_nonprivate, "error": row.error_nonprivate})
-        else:
-            rows.append({**base, "stage": "tuned", "method": row.method, "epsilon": row.epsilon,
-                         "repeat": row.repeat, "lam": row.lam_private, "error": row.error_private})
+    learners = {"sensitivity": sensitivity_method, "objective": objective_perturbation}
+    for r in (range(repeats) if np.ndim(repeats) == 0 else repeats):
+        for method in methods:
+            for e in epsilons:
+                coef = learners[method](X, y, float(e), lam, loss, HUBER_H,
+                                        random_state=task_stream(seed, key, loss, "whole", method, int(r),
+                                                                 repr(float(e))))
+                error = np.count_nonzero(_wrong(X_test @ coef, y_test)) / y_test.size
+                rows.append({**base, "stage": "whole", "method": method, "epsilon": float(e), "repeat": int(r),
+                             "lam": float(lam), "error": float(error)})
     return rows
+
+
+def tuned_rows(real_rows, n_repeats):
+    """Rows of ``tuned``: Algorithm 3's first ``n_repeats`` repeats of the real-data record's trade-off experiment
+    (:func:`dplr.replication.real.record.read_record`'s rows), in this study's columns."""
+    part = real_rows[(real_rows.part == "tradeoff") & (real_rows.method != "nonprivate")
+                     & (real_rows.repeat < n_repeats)]
+    if part.empty or part.repeat.max() < n_repeats - 1:
+        raise ValueError(f"the real-data record has fewer than {n_repeats} repeats; write it again (make real-record).")
+    return pd.DataFrame({"data": part.data, "loss": part.loss, "stage": "tuned", "method": part.method,
+                         "epsilon": part.epsilon.astype(float), "repeat": part.repeat.astype(int),
+                         "lam": part.lam_private.astype(float), "error": part.error_private.astype(float),
+                         "diff_low": np.nan, "diff_high": np.nan}).reset_index(drop=True)
 
 
 def decompose(rows, level=0.95):
@@ -188,40 +266,48 @@ def decompose(rows, level=0.95):
 
 @dataclass(frozen=True)
 class BaselineStudy:
-    """The study's results: ``rows`` (the record's), ``parts`` (:func:`decompose`), settings and wall-clock seconds."""
+    """The study's results: ``rows`` (the record's: B0, B1, B2 and ``whole``), ``parts`` (:func:`decompose` of them
+    with the real-data record's ``tuned`` rows), settings (``grids``: the cross-validation grid each stage used) and
+    wall-clock seconds."""
 
     seed: int
     n_repeats: int
     rows: pd.DataFrame
     parts: pd.DataFrame
     n_test: dict
+    grids: dict = field(default_factory=dict)
     wall_seconds: dict = field(default_factory=dict)
 
 
-def study_from_rows(rows, seed, n_repeats, n_test, wall_seconds=None):
-    """A :class:`BaselineStudy` from its ``rows`` (a run's, or a record's)."""
-    return BaselineStudy(seed=seed, n_repeats=n_repeats, rows=rows, parts=decompose(rows), n_test=dict(n_test),
-                         wall_seconds=wall_seconds or {})
+def study_from_rows(rows, tuned, seed, n_repeats, n_test, grids=None, wall_seconds=None):
+    """A :class:`BaselineStudy` from its ``rows`` (a run's, or a record's) and Algorithm 3's (:func:`tuned_rows`)."""
+    keys = set(zip(rows.data, rows.loss))
+    tuned = tuned[[(k, l) in keys for k, l in zip(tuned.data, tuned.loss)] & (tuned.repeat < n_repeats)]
+    parts = decompose(pd.concat([rows, tuned], ignore_index=True))
+    return BaselineStudy(seed=seed, n_repeats=n_repeats, rows=rows, parts=parts, n_test=dict(n_test),
+                         grids=dict(grids or {}), wall_seconds=dict(wall_seconds or {}))
 
 
-def run_baseline_study(datasets=DATASETS, n_repeats=DEFAULT_REPEATS, seed=DEFAULT_SEED, epsilons=EPSILONS,
-                       subsample=None, data=None, nonprivate=True):
-    """Run the study (logistic loss); ``subsample`` keeps that many training records (tests, quick looks).
-    ``nonprivate=False`` skips the cross-validation (the chain's λ for ``whole`` is then required from ``data``:
-    not supported; used by checks that recompute only the private rows with ``lam`` from a record -- see
-    :func:`private_rows`). Returns a :class:`BaselineStudy`."""
+def run_baseline_study(real_rows, datasets=DATASETS, losses=LOSSES, n_repeats=DEFAULT_REPEATS, seed=DEFAULT_SEED,
+                       epsilons=EPSILONS, subsample=None, data=None):
+    """Run the study; ``real_rows`` are the real-data record's rows (Algorithm 3's repeats, :func:`tuned_rows`);
+    ``subsample`` keeps that many training records (tests, quick looks: the decomposition then pairs runs on
+    different training sets and means nothing). Returns a :class:`BaselineStudy`."""
     start = time.perf_counter()
-    rows, n_test, seconds = [], {}, {}
+    rows, n_test, seconds, grids = [], {}, {}, {}
     for key in datasets:
         X, y, X_test, y_test = study_data(key, seed, data, subsample)
         n_test[key] = len(y_test)
-        for loss in LOSSES:
+        t = time.perf_counter()
+        chain, grid = nonprivate_chain(X, y, X_test, y_test, key, losses, seed)
+        seconds[f"{key}-nonprivate"] = round(time.perf_counter() - t, 1)
+        grids.update({f"{key}-{stage}": value for stage, value in grid.items()})
+        rows += chain
+        for loss in losses:
+            lam = next(row["lam"] for row in chain if row["loss"] == loss and row["stage"] == "B2")
             t = time.perf_counter()
-            chain = nonprivate_chain(X, y, X_test, y_test, key, loss, seed)
-            seconds[f"{key}-nonprivate"] = round(time.perf_counter() - t, 1)
-            t = time.perf_counter()
-            rows += chain + private_rows(X, y, X_test, y_test, key, chain[-1]["lam"], n_repeats, loss, seed,
-                                         epsilons)
-            seconds[f"{key}-private"] = round(time.perf_counter() - t, 1)
+            rows += private_rows(X, y, X_test, y_test, key, lam, n_repeats, loss, seed, epsilons)
+            seconds[f"{key}-{loss}-private"] = round(time.perf_counter() - t, 1)
     seconds["total"] = round(time.perf_counter() - start, 1)
-    return study_from_rows(pd.DataFrame(rows), seed, n_repeats, n_test, seconds)
+    return study_from_rows(pd.DataFrame(rows), tuned_rows(real_rows, n_repeats), seed, n_repeats, n_test, grids,
+                           seconds)
