@@ -9,6 +9,12 @@ inputs and calibrates; the draw, the solve and the certificate of the released p
 for callers that solve many problems together (private tuning, studies that batch several ε);
 :func:`sensitivity_method` and :func:`objective_perturbation` do all three.
 
+The objective perturbations release by default what a theorem covers for a solver's point (``release="certified"``,
+the book's ``thm-op-certified``: the point certified within :math:`\gamma` of gradient norm plus a small output noise,
+ε split); ``release="exact_minimiser"`` is the papers' idealisation (the solver's point as if it were the exact
+minimiser), which the replications of published numbers pin. :func:`objective_perturbation_noise` draws the
+idealisation's noise only.
+
 Three (ε, δ)-DP algorithms with Gaussian noise follow the same seam, with their calibrations in
 :mod:`dplr.gaussian`: :func:`gaussian_output_perturbation` (Algorithm 1 with analytic Gaussian noise),
 :func:`gaussian_objective_perturbation` (Kifer, Smith & Thakurta 2012) and
@@ -34,6 +40,7 @@ import numpy as np
 
 from dplr.calibration import (
     OBJECTIVE_PERTURBATION_RELEASES,
+    certified_gamma,
     certified_objective_perturbation_calibration,
     objective_perturbation_calibration,
     sensitivity_method_calibration,
@@ -168,7 +175,8 @@ def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws
 
 def objective_perturbation_noise(n, dim, epsilon, lam, loss="logistic", huber_h=0.5, form="corrected", n_draws=None,
                                  random_state=None, check_input=True):
-    r"""Algorithm 2's first step: calibrate, then draw :math:`b` from :math:`e^{-\beta\lVert b\rVert}`.
+    r"""Algorithm 2's first step, for ``release="exact_minimiser"`` callers that batch problems: calibrate, then draw
+    :math:`b` from :math:`e^{-\beta\lVert b\rVert}`.
 
     Returns ``(b, calibration)``: ``b`` of shape ``(dim,)`` (``n_draws=None``) or ``(n_draws, dim)``,
     and the :class:`~dplr.calibration.ObjectivePerturbationCalibration` (:math:`\beta`, :math:`\Delta`,
@@ -186,28 +194,28 @@ def _check_release(release, epsilon, noise):
     if release not in OBJECTIVE_PERTURBATION_RELEASES:
         raise ValueError(f"release must be one of {OBJECTIVE_PERTURBATION_RELEASES}, got {release!r}.")
     if release == "certified" and (np.ndim(epsilon) != 0 or noise is not None):
-        raise ValueError("release='certified' takes a scalar epsilon and draws its own noise (noise=None); "
-                         "release='exact_minimiser' (the papers' idealisation) takes an epsilon array or noise.")
+        raise ValueError("release='certified' (the default) takes a scalar epsilon and draws its own noise "
+                         "(noise=None). Fix: one call per epsilon; or, for the papers' idealisation (the solver's point "
+                         "as if it were the exact minimiser, which no theorem covers), release='exact_minimiser', "
+                         "which takes an epsilon array or pre-drawn noise.")
     return release
 
 
 def _default_gamma(gamma, n):
-    r""":math:`\gamma = 1/n^2` by default (the authors' choice for approximate minima perturbation)."""
-    return 1.0 / n**2 if gamma is None else gamma
+    r""":math:`\gamma` = :func:`~dplr.calibration.certified_gamma` (:math:`1/n^2`) unless given."""
+    return certified_gamma(n) if gamma is None else gamma
 
 
 def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, form="corrected", n_draws=None,
                            random_state=None, tol=1e-8, return_calibration=False, noise=None, solver_options=None,
-                           check_input=True, *, release="exact_minimiser", gamma=None):
+                           check_input=True, *, release="certified", gamma=None):
     r"""Algorithm 2: :math:`\arg\min_w \frac{\lambda+\Delta}{2}\lVert w\rVert^2 + \frac{b^\top w}{n} + \frac1n\sum_i \ell(y_i w^\top x_i)`.
 
     :math:`b` is drawn from :math:`e^{-\beta\lVert b\rVert}` with :math:`\beta` and :math:`\Delta`
     from :func:`~dplr.calibration.objective_perturbation_calibration` (``form="corrected"``, JMLR
     2011, is the default and is ε-DP; ``form="nips2008"`` reproduces the original paper).
 
-    What is released (``release``): ``"exact_minimiser"`` is the solver's point at gradient norm ``tol``, as if it
-    were the exact minimiser -- the papers' idealisation: their theorem covers the exact minimiser only.
-    ``"certified"`` releases what a theorem covers (the book's ``thm-op-certified``;
+    What is released (``release``): ``"certified"`` (the default) releases what a theorem covers (the book's ``thm-op-certified``;
     :func:`~dplr.calibration.certified_objective_perturbation_calibration`): ε split into :math:`\varepsilon_1` for
     the objective and :math:`\varepsilon_2` (1 %) for output noise, the objective solved until its point's true
     gradient norm is certified at most ``gamma`` (default :math:`1/n^2`; else the point of the fixed-step fallback,
@@ -215,6 +223,10 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
     \varepsilon_2(\lambda+\Delta)/(2\gamma)`; the stream draws :math:`b`, then :math:`\eta`. It takes a scalar
     ``epsilon`` and no ``noise``; ``tol`` is then unused. A ``gamma`` float64 cannot certify at this ``n`` and λ is
     refused (``ValueError`` naming the smallest that works, :func:`~dplr.solver.stopping_tolerance`).
+    ``"exact_minimiser"`` is the solver's point at gradient norm ``tol``, as if it were the exact minimiser -- the
+    papers' idealisation: their theorem (JMLR 2011, Theorem 9) covers the exact minimiser only, and no theorem covers
+    the solver's point; the replications of published numbers pin it. It alone takes an ``epsilon`` array or
+    pre-drawn ``noise``.
 
     Parameters
     ----------
@@ -301,7 +313,7 @@ def gaussian_output_perturbation(X, y, epsilon, delta, lam, loss="logistic", hub
 
 def gaussian_objective_perturbation(X, y, epsilon, delta, lam, loss="logistic", huber_h=0.5, n_draws=None,
                                     random_state=None, tol=1e-8, return_calibration=False, solver_options=None,
-                                    check_input=True, *, release="exact_minimiser", gamma=None):
+                                    check_input=True, *, release="certified", gamma=None):
     r"""Objective perturbation with Gaussian noise (Kifer, Smith & Thakurta 2012, "Obj-Pert"), (ε, δ)-DP.
 
     Returns :math:`\arg\min_w \frac{\lambda+\Delta}{2}\lVert w\rVert^2 + \frac{b^\top w}{n} + \frac1n\sum_i
@@ -309,9 +321,10 @@ def gaussian_objective_perturbation(X, y, epsilon, delta, lam, loss="logistic", 
     :func:`~dplr.gaussian.gaussian_objective_perturbation_calibration` (the theorem, its conditions and the
     conversion to this convention are stated there). Solved by :func:`~dplr.solver.solve_regularized_erm` with the
     per-problem ``b``; ``n_draws`` problems share one batched solve. Other parameters as in
-    :func:`objective_perturbation`; ``release="certified"`` splits ε and δ (1 % of each to the output) and releases
-    the point certified at gradient norm ``gamma`` plus analytic Gaussian output noise
-    (:func:`~dplr.gaussian.certified_gaussian_objective_perturbation_calibration`).
+    :func:`objective_perturbation`; ``release="certified"`` (the default) splits ε and δ (1 % of each to the output)
+    and releases the point certified at gradient norm ``gamma`` plus analytic Gaussian output noise
+    (:func:`~dplr.gaussian.certified_gaussian_objective_perturbation_calibration`); ``release="exact_minimiser"`` is
+    the solver's point as if it were the exact minimiser, the idealisation of Kifer, Smith & Thakurta's theorem.
     """
     if check_input:
         X, y = check_training_data(X, y)

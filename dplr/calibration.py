@@ -26,7 +26,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dplr.directed_rounding import exact, expm1_lower, log1p_upper, round_down, round_up, sqrt_upper
+from dplr.directed_rounding import addend_up, exact, expm1_lower, log1p_upper, round_down, round_up, sqrt_upper
 from dplr.mechanisms import DiscreteLaplace, GridLaplace, VectorLaplace
 from dplr.validation import (check_epsilon, check_lambda, check_loss_constant, check_positive_finite,
                              check_positive_integer, check_solver_tol)
@@ -48,6 +48,7 @@ __all__ = [
     "objective_perturbation_calibration",
     "CERTIFIED_OUTPUT_FRACTION",
     "OBJECTIVE_PERTURBATION_RELEASES",
+    "certified_gamma",
     "CertifiedObjectivePerturbationCalibration",
     "certified_objective_perturbation_calibration",
 ]
@@ -65,11 +66,21 @@ MAX_NOISE_SCALE = 1e150
 #: (a public rule, as approximate minima perturbation's 1 %: :func:`certified_objective_perturbation_calibration`).
 CERTIFIED_OUTPUT_FRACTION = 0.01
 
-#: The values of objective perturbation's ``release`` -- ``"certified"``, a solver's point certified within
-#: :math:`\gamma` of gradient norm plus output noise (:func:`certified_objective_perturbation_calibration`, the book's theorem
-#: ``thm-op-certified``), or ``"exact_minimiser"``, the solver's point as if it were the exact minimiser -- the
-#: papers' idealisation, which no theorem covers for a solver's point.
+#: The values of objective perturbation's ``release`` -- ``"certified"`` (the default of every objective perturbation
+#: of the package), a solver's point certified within :math:`\gamma` of gradient norm plus output noise
+#: (:func:`certified_objective_perturbation_calibration`, the book's theorem ``thm-op-certified``), or
+#: ``"exact_minimiser"``, the solver's point as if it were the exact minimiser -- the papers' idealisation, which no
+#: theorem covers for a solver's point, kept for the replications of published numbers.
 OBJECTIVE_PERTURBATION_RELEASES = ("certified", "exact_minimiser")
+
+
+def certified_gamma(n) -> float:
+    r"""The default :math:`\gamma` of a certified release on ``n`` records: :math:`1/n^2` (the authors' choice for
+    approximate minima perturbation, Iyengar et al. 2019). Public: a function of ``n`` only. The output noise's rate
+    :math:`\varepsilon_2(\lambda+\Delta)/(2\gamma)` then grows as :math:`n^2`: its norm, about :math:`2d/(\varepsilon_2
+    (\lambda+\Delta)n^2)`, falls faster than the objective noise's effect."""
+    n = _check_n(n)
+    return 1.0 / n**2
 
 
 def _check_n(n) -> int:
@@ -211,7 +222,9 @@ def objective_perturbation_calibration(epsilon, n, lam, curvature=0.25, lipschit
 
     then :math:`b \propto e^{-\varepsilon'\lVert b\rVert/2}`. The ``/2`` is :math:`1/(2L)` with
     :math:`L` the bound on :math:`|\ell'|` (1 for both losses here). Each number is the exact formula rounded in the
-    safe direction: :math:`\varepsilon'` and the noise rate down, :math:`\Delta` up (:mod:`dplr.directed_rounding`).
+    safe direction: :math:`\varepsilon'` and the noise rate down, :math:`\Delta` up (:mod:`dplr.directed_rounding`), so
+    far up that the solver's float64 :math:`\mathrm{fl}(\lambda + \Delta)` meets the bound too
+    (:func:`~dplr.directed_rounding.addend_up`).
     ``check_input=False`` skips the checks of ``epsilon``, ``n`` and ``lam`` (for callers that made them).
     """
     if check_input:
@@ -230,7 +243,9 @@ def objective_perturbation_calibration(epsilon, n, lam, curvature=0.25, lipschit
     ridge = 0.0
     if epsilon_prime <= 0:
         growth = expm1_lower(exact(epsilon) / 4)
-        ridge = round_up(exact(curvature) / (n * growth) - exact(lam))  # > lam > 0 here (the text's dropdown)
+        # > 0 here (the text's dropdown); up so that the solver's float64 lam + Delta (dplr.solver: reg = lam + ridge)
+        # is at least c/(n(e^(eps/4) - 1)), not only the exact sum (dplr.directed_rounding.addend_up)
+        ridge = addend_up(exact(curvature) / (n * growth), lam)
         epsilon_prime = round_down(exact(epsilon) / 2)
     noise_rate = round_down(exact(epsilon_prime) / (2 * exact(lipschitz)))
     _check_representable(epsilon, n, lam, noise_rate, ridge)

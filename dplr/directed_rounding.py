@@ -28,8 +28,8 @@ import numbers
 import sys
 from fractions import Fraction
 
-__all__ = ["DIGITS", "MARGIN", "exact", "round_up", "round_down", "log1p_upper", "log_upper", "expm1_lower",
-           "sqrt_upper"]
+__all__ = ["DIGITS", "MARGIN", "exact", "round_up", "round_down", "addend_up", "log1p_upper", "log_upper",
+           "expm1_lower", "sqrt_upper"]
 
 #: Significant digits of the decimal arithmetic behind :func:`log1p_upper` and :func:`expm1_lower`.
 DIGITS = 60
@@ -74,6 +74,26 @@ def round_down(x) -> float:
     r"""The largest float64 :math:`\le x` (``-inf`` below the most negative finite float64, the largest finite float64
     above it)."""
     return -round_up(-exact(x))
+
+
+def addend_up(target, base) -> float:
+    r"""A float64 :math:`a \ge 0` with :math:`\mathrm{base} + a \ge x` both exactly and *as float64 adds them*:
+    :math:`\mathrm{fl}(\mathrm{base} + a) \ge x` (``target`` :math:`x`; ``0.0`` when ``base`` :math:`\ge x` already).
+
+    :func:`round_up` of :math:`x - \mathrm{base}` is not enough when the sum is what is used: round-to-nearest can put
+    :math:`\mathrm{fl}(\mathrm{base} + a)` up to half an ulp below the exact sum, hence below :math:`x`. The result is
+    the first float64 from :func:`round_up` (:math:`x - \mathrm{base}`) upward (``math.nextafter``) whose float64 sum
+    with ``base`` is at least :math:`x` -- within a few ulps of the exact difference. Used for objective
+    perturbation's ridge :math:`\Delta`, whose proofs need :math:`\lambda + \Delta` at least a bound and whose solver
+    minimises with :math:`\mathrm{fl}(\lambda + \Delta)` (``reg = lam + ridge`` in :mod:`dplr.solver`).
+    """
+    target, base_value = exact(target), float(base)
+    if exact(base_value) >= target:
+        return 0.0
+    addend = round_up(target - exact(base_value))
+    while math.isfinite(addend) and exact(base_value + addend) < target:  # Python's float + is float64's
+        addend = math.nextafter(addend, math.inf)
+    return addend
 
 
 def _at_least(x, floor, name) -> Fraction:

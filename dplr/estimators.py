@@ -279,12 +279,17 @@ class SensitivityMethod(_LinearClassifierThroughOrigin):
 class ObjectivePerturbation(_LinearClassifierThroughOrigin):
     r"""Algorithm 2 (objective perturbation), corrected (JMLR 2011, default) or as in NIPS 2008.
 
-    Draws :math:`b` from :math:`e^{-\beta\lVert b\rVert}` and releases
+    Draws :math:`b` from :math:`e^{-\beta\lVert b\rVert}`, minimises
 
     .. math::
 
-        \arg\min_w \frac{\lambda+\Delta}{2}\lVert w\rVert^2 + \frac{b^\top w}{n}
-        + \frac1n\sum_i \ell(y_i w^\top x_i).
+        J(w) = \frac{\lambda+\Delta}{2}\lVert w\rVert^2 + \frac{b^\top w}{n}
+        + \frac1n\sum_i \ell(y_i w^\top x_i)
+
+    and, by default (``release="certified"``), releases the solver's point certified at
+    :math:`\lVert\nabla J\rVert \le \gamma` plus output noise :math:`\propto e^{-\beta_2\lVert\eta\rVert}`, ε split
+    into :math:`\varepsilon_1` (the calibration below) and :math:`\varepsilon_2` = 1 % (the book's theorem
+    ``thm-op-certified``: :func:`dplr.calibration.certified_objective_perturbation_calibration`).
 
     ``form="corrected"`` (Chaudhuri, Monteleoni & Sarwate, JMLR 2011, Algorithm 2): with :math:`c`
     the bound on :math:`\ell''` (1/4 logistic, :math:`1/(2h)` Huber),
@@ -300,23 +305,24 @@ class ObjectivePerturbation(_LinearClassifierThroughOrigin):
     ----------
     epsilon, lam, loss, huber_h, norm_bound, random_state, tol : as in :class:`SensitivityMethod`.
     form : {"corrected", "nips2008"}, default "corrected"
-    release : {"exact_minimiser", "certified"}, default "exact_minimiser"
-        What is released (:func:`dplr.algorithms.objective_perturbation`): the solver's point as if it were the
-        exact minimiser (the papers' idealisation), or the point certified at gradient norm ``gamma`` plus output
-        noise, which the book's theorem ``thm-op-certified`` covers (then ``tol`` is unused).
+    release : {"certified", "exact_minimiser"}, default "certified"
+        What is released (:func:`dplr.algorithms.objective_perturbation`): the point certified at gradient norm
+        ``gamma`` plus output noise, which the book's theorem ``thm-op-certified`` covers (then ``tol`` is unused), or
+        the solver's point as if it were the exact minimiser (the papers' idealisation, which no theorem covers).
     gamma : float or None, default None
         ``release="certified"`` only: the certified gradient norm; ``None``: :math:`1/n^2`.
 
     Attributes
     ----------
     coef_, intercept_, classes_, n_features_in_ : as in :class:`StandardLR`.
-    calibration_ : dplr.calibration.ObjectivePerturbationCalibration
-        :math:`\varepsilon'`, :math:`\Delta` and :math:`\beta` used in the fit (a
-        :class:`~dplr.calibration.CertifiedObjectivePerturbationCalibration` for ``release="certified"``).
+    calibration_ : dplr.calibration.CertifiedObjectivePerturbationCalibration
+        The split, :math:`\gamma`, the output rate and (``objective``) :math:`\varepsilon'`, :math:`\Delta` and
+        :math:`\beta` used in the fit (an :class:`~dplr.calibration.ObjectivePerturbationCalibration` for
+        ``release="exact_minimiser"``).
     """
 
     def __init__(self, epsilon=0.1, lam=0.01, loss="logistic", huber_h=0.5, form="corrected", norm_bound=1.0,
-                 random_state=None, tol=1e-8, release="exact_minimiser", gamma=None):
+                 random_state=None, tol=1e-8, release="certified", gamma=None):
         self.release = release
         self.gamma = gamma
         self.epsilon = epsilon
@@ -388,7 +394,7 @@ class GaussianObjectivePerturbation(_GaussianPerturbation):
     Parameters
     ----------
     epsilon, delta, lam, loss, huber_h, norm_bound, random_state, tol : as in :class:`GaussianOutputPerturbation`.
-    release, gamma : as in :class:`ObjectivePerturbation` (``"certified"``:
+    release, gamma : as in :class:`ObjectivePerturbation` (``"certified"``, the default:
         :func:`dplr.gaussian.certified_gaussian_objective_perturbation_calibration`).
 
     Attributes
@@ -400,7 +406,7 @@ class GaussianObjectivePerturbation(_GaussianPerturbation):
     _learner = "gaussian_objective"
 
     def __init__(self, epsilon=1.0, delta=1e-5, lam=0.01, loss="logistic", huber_h=0.5, norm_bound=1.0,
-                 random_state=None, tol=1e-8, release="exact_minimiser", gamma=None):
+                 random_state=None, tol=1e-8, release="certified", gamma=None):
         super().__init__(epsilon, delta, lam, loss, huber_h, norm_bound, random_state, tol)
         self.release = release
         self.gamma = gamma

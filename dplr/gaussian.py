@@ -44,7 +44,7 @@ import numpy as np
 from scipy import optimize
 
 from dplr.calibration import CERTIFIED_OUTPUT_FRACTION, sensitivity_bound
-from dplr.directed_rounding import exact, log_upper, round_down, round_up, sqrt_upper
+from dplr.directed_rounding import addend_up, exact, log_upper, round_down, round_up, sqrt_upper
 from dplr.mechanisms import IsotropicGaussian
 from dplr.validation import (check_delta, check_epsilon, check_lambda, check_positive_finite, check_positive_integer,
                              check_random_state)
@@ -281,7 +281,8 @@ def gaussian_objective_perturbation_calibration(epsilon, delta, n, lam, curvatur
     # sigma and Delta rounded up (dplr.directed_rounding)
     eps = exact(epsilon)
     sigma = round_up(2 * exact(lipschitz) * sqrt_upper(8 * log_upper(4 / exact(delta)) + 4 * eps) / eps)
-    ridge = max(0.0, round_up(2 * exact(curvature) / (n * eps) - exact(lam)))
+    # the solver's float64 lam + Delta at least 2c/(n eps), not only the exact sum (dplr.directed_rounding.addend_up)
+    ridge = addend_up(2 * exact(curvature) / (n * eps), lam)
     return GaussianObjectivePerturbationCalibration(sigma, epsilon, delta, ridge)
 
 
@@ -437,7 +438,8 @@ def approximate_minima_perturbation_calibration(epsilon, delta, n, lam, gamma, c
                          f"et al. 2019: epsilon_1 - epsilon_3 < 1), got {eps_ridge!r} (epsilon {epsilon!r} times "
                          f"{fractions[1]!r}). Fix: a smaller second fraction in epsilon_split.")
     # Delta and sigma rounded up (dplr.directed_rounding)
-    ridge = max(0.0, round_up(AMP_HESSIAN_RANK * exact(curvature) / (n * exact(eps_ridge)) - exact(lam)))
+    # the solver's float64 lam + Delta at least r c/(n eps_ridge), not only the exact sum (directed_rounding.addend_up)
+    ridge = addend_up(AMP_HESSIAN_RANK * exact(curvature) / (n * exact(eps_ridge)), lam)
     sigma = round_up(2 * exact(lipschitz) * (1 + sqrt_upper(2 * log_upper(1 / exact(delta_objective))))
                      / exact(eps_noise))
     proven = gaussian_objective_perturbation_epsilon(sigma, delta_objective, n, lam, ridge, curvature, lipschitz)

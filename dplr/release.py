@@ -22,7 +22,8 @@ algorithm prescribes, and nothing else:
   :math:`b` from the calibration's mechanism, then minimise
   :math:`\frac{\lambda+\Delta}{2}\lVert w\rVert^2 + \frac{b^\top w}{n} + \frac1n\sum_i \ell(y_i w^\top x_i)` to
   ``tol`` and released as if it were the exact minimiser (the papers' idealisation, ``release="exact_minimiser"``:
-  the proofs are about the exact minimiser; there is no certificate to check);
+  the proofs are about the exact minimiser; there is no certificate to check) -- no longer the algorithms' default,
+  kept for the replications of published numbers;
 * **the hardened output perturbation** (:class:`~dplr.calibration.SensitivityMethodGridCalibration`): solved and
   certified as above, then :math:`w` rounded to a power-of-two grid and integer discrete Laplace noise added, drawn
   exactly (:class:`~dplr.mechanisms.GridLaplace`): ε-DP for the float64 numbers released, not only for the reals
@@ -32,7 +33,9 @@ algorithm prescribes, and nothing else:
   (:class:`~dplr.calibration.CertifiedObjectivePerturbationCalibration`,
   :class:`~dplr.gaussian.CertifiedGaussianObjectivePerturbationCalibration`, ``release="certified"``): the
   objective step, solved below :math:`\gamma` and every point certified at most :math:`\gamma` or replaced by the
-  fallback's, then the output noise (:data:`CERTIFIED_OBJECTIVE_PERTURBATIONS`).
+  fallback's, then the output noise (:data:`CERTIFIED_OBJECTIVE_PERTURBATIONS`; :func:`certified_solve_plan` and
+  :func:`certified_output`, which private tuning's Algorithm 2 also ends with). ``release="certified"`` is the default
+  of every objective perturbation of :mod:`dplr.algorithms`, of the estimators and of private tuning.
 
 The draws use the stream in the algorithm's order: output perturbation draws only :math:`\eta` (after the solve,
 which draws nothing); objective perturbation draws :math:`b`; approximate minima perturbation and the certified
@@ -67,7 +70,7 @@ from dplr.solver import (
 from dplr.validation import check_random_state
 
 __all__ = ["OUTPUT_PERTURBATIONS", "OBJECTIVE_PERTURBATIONS", "CERTIFIED_OBJECTIVE_PERTURBATIONS", "certify_release",
-           "fallback_count", "grid_laplace_release", "private_release"]
+           "certified_output", "certified_solve_plan", "fallback_count", "grid_laplace_release", "private_release"]
 
 #: The count of :func:`fallback_count`, and its lock (private tuning certifies in worker threads).
 _FALLBACKS = [0]
@@ -204,19 +207,38 @@ def private_release(X, y, lam, loss, calibration, n_draws=None, random_state=Non
                                      **options).coef
     # a missed gamma warns (ConvergenceWarning) and its point is replaced by the fallback's below; no warning filter
     # is changed here (warnings.catch_warnings is not thread-safe, and AMP runs in worker threads)
-    # gamma certified despite rounding (dplr.solver.stopping): solved to less, each point's true norm bounded
-    reg = lam + calibration.ridge  # the regulariser the solver minimises with
-    b_norms = np.linalg.norm(np.reshape(b, (-1, d)), axis=1)
-    target = stopping_tolerance(calibration.gamma, n, d, reg, loss, perturbation_norm=float(np.max(b_norms)),
-                                name="gamma")
-    # the fallback's plan depends on n, d, lam + Delta, gamma and the drawn noise's norm, not on the data
-    plan = fixed_step_plan(calibration.gamma, n, d, reg, loss, perturbation_norm=float(np.max(b_norms)), name="gamma")
+    target, plan = certified_solve_plan(calibration, n, d, lam, loss, b)
     result = solve_regularized_erm(X, y, lam, loss, b=b, ridge=calibration.ridge, tol=target, check_input=False,
                                    **options)
+    return certified_output(X, y, lam, loss, calibration, result.coef, result.grad_norm, b, plan, n_draws, rng)
+
+
+def certified_solve_plan(calibration, n, d, lam, loss, b):
+    r"""``(target, plan)`` for a certified objective perturbation's points (:data:`CERTIFIED_OBJECTIVE_PERTURBATIONS`)
+    on ``n`` records in ``d`` dimensions with the drawn noise ``b`` (``(d,)`` or ``(k, d)``): the tolerance to solve to,
+    so that the stop certifies :math:`\gamma` despite rounding (:func:`~dplr.solver.stopping_tolerance`), and the
+    fallback's plan (:func:`~dplr.solver.fixed_step_plan`). Both depend on ``n``, ``d``, :math:`\lambda + \Delta`,
+    :math:`\gamma` and the largest :math:`\lVert b\rVert`, never on the data; a :math:`\gamma` float64 cannot certify
+    is refused here, before the data are read."""
+    reg = lam + calibration.ridge  # the regulariser the solver minimises with
+    b_norm = float(np.max(np.linalg.norm(np.reshape(b, (-1, d)), axis=1)))
+    return (stopping_tolerance(calibration.gamma, n, d, reg, loss, perturbation_norm=b_norm, name="gamma"),
+            fixed_step_plan(calibration.gamma, n, d, reg, loss, perturbation_norm=b_norm, name="gamma"))
+
+
+def certified_output(X, y, lam, loss, calibration, coef, grad_norm, b, plan, n_draws=None, random_state=None):
+    r"""The release of a certified objective perturbation (:data:`CERTIFIED_OBJECTIVE_PERTURBATIONS`) from the solver's
+    points ``coef`` (their computed gradient norms ``grad_norm``) of the objectives perturbed by ``b``: each point
+    certified at most :math:`\gamma` or replaced by the fallback's (:func:`certify_release`, ``plan`` from
+    :func:`certified_solve_plan`), then the output noise drawn from ``calibration.output_mechanism`` (``n_draws`` as
+    ``b``'s rows; ``random_state`` the stream that drew ``b``). :func:`private_release` ends so, and so does private
+    tuning's Algorithm 2 (:mod:`dplr.tuning`), which solves a run's parts together."""
+    n, d = X.shape
     B = np.reshape(b, (-1, d))
-    coef = certify_release(result.grad_norm, result.coef, n, reg, loss, calibration.gamma, perturbation_norms=b_norms,
-                           fallback=lambda failed: fixed_step_descent(X, y, loss, plan, b=B[failed]))
-    return coef + calibration.output_mechanism(d).sample(n_draws, rng)
+    certified = certify_release(grad_norm, coef, n, lam + calibration.ridge, loss, calibration.gamma,
+                                perturbation_norms=np.linalg.norm(B, axis=1),
+                                fallback=lambda failed: fixed_step_descent(X, y, loss, plan, b=B[failed]))
+    return certified + calibration.output_mechanism(d).sample(n_draws, check_random_state(random_state))
 
 
 def grid_laplace_release(value, sensitivity, epsilon, n_draws=None, random_state=None):

@@ -136,7 +136,7 @@ def noisy_training_error(coef, X, y, epsilon, random_state=None):
 
 
 def private_selection(X, y, lambdas, epsilon, stop_probability=0.1, score_share=0.1, loss="logistic",
-                      huber_h=0.5, fit=None, random_state=None):
+                      huber_h=0.5, fit=None, random_state=None, release="certified"):
     r"""An ε-DP classifier whose λ is chosen by random stopping, every run on the whole training set.
 
     Each run is :math:`\varepsilon_0 = \varepsilon/3`-DP: a λ drawn uniformly from ``lambdas``, the learner at
@@ -154,6 +154,8 @@ def private_selection(X, y, lambdas, epsilon, stop_probability=0.1, score_share=
     fit : None, or ``fit(X, y, candidate, epsilon, random_state)`` returning a coefficient vector, ε-DP in the
         records for the ``epsilon`` it is given (the guarantee rests on it)
     random_state : seed or Generator; the candidates, the noise and the stopping all draw from it
+    release : the default learner's release (:func:`dplr.algorithms.objective_perturbation`): ``"certified"`` (the
+        default, covered by a theorem for the solver's point) or ``"exact_minimiser"`` (the papers' idealisation)
 
     Returns
     -------
@@ -169,7 +171,8 @@ def private_selection(X, y, lambdas, epsilon, stop_probability=0.1, score_share=
         candidates = [check_lambda(lam) for lam in candidates]
 
         def fit(X_, y_, lam, eps, stream):
-            return objective_perturbation(X_, y_, eps, lam, loss, huber_h, random_state=stream, check_input=False)
+            return objective_perturbation(X_, y_, eps, lam, loss, huber_h, random_state=stream, check_input=False,
+                                          release=release)
     elif not callable(fit):
         raise ValueError(f"fit must be a function fit(X, y, candidate, epsilon, random_state), got {fit!r}.")
     if isinstance(score_share, bool) or not 0.0 < float(score_share) < 1.0:

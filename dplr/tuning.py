@@ -9,7 +9,8 @@ and a budget ε:
 
 1. split the data at random into :math:`m + 1` disjoint parts :math:`D_1, \dots, D_{m+1}`;
 2. for :math:`i = 1, \dots, m`: train :math:`w_i` on :math:`D_i` with :math:`\lambda_i` by an
-   ε-differentially private algorithm (here Algorithm 1 or the corrected Algorithm 2);
+   ε-differentially private algorithm (here Algorithm 1 or the corrected Algorithm 2, by default in its certified
+   release: ``release="certified"``, :func:`private_tuning_experiment`);
 3. count the errors :math:`z_i` of :math:`w_i` on :math:`D_{m+1}`;
 4. release :math:`w_i` with probability proportional to :math:`e^{-\varepsilon z_i / 2}`.
 
@@ -41,10 +42,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from dplr.algorithms import objective_perturbation_noise, sensitivity_method_noise, standard_erm
+from dplr.algorithms import sensitivity_method_noise, standard_erm
 from dplr.ball import check_rows_in_ball
+from dplr.calibration import (OBJECTIVE_PERTURBATION_RELEASES, certified_gamma,
+                              certified_objective_perturbation_calibration, objective_perturbation_calibration)
 from dplr.losses import get_loss
-from dplr.release import certify_release
+from dplr.release import certified_output, certified_solve_plan, certify_release
 from dplr.solver import fixed_step_descent, fixed_step_plan, solve_on_parts, stopping_tolerance
 from dplr.threads import default_threads, one_blas_thread, thread_map
 from dplr.validation import (
@@ -161,7 +164,7 @@ def tuning_split(n, m, random_state=None):
     return np.array_split(rng.permutation(int(n)), int(m) + 1)
 
 
-def _check_inputs(X, y, lambdas, method):
+def _check_inputs(X, y, lambdas, method, release="certified"):
     X, y = check_signed_data(X, y)
     X = check_rows_in_ball(X)
     lambdas = np.array([check_lambda(lam) for lam in np.atleast_1d(lambdas)], dtype=float)
@@ -169,6 +172,8 @@ def _check_inputs(X, y, lambdas, method):
         raise ValueError("lambdas must hold at least one candidate value.")
     if method not in TUNING_METHODS:
         raise ValueError(f"method must be one of {TUNING_METHODS}, got {method!r}.")
+    if release not in OBJECTIVE_PERTURBATION_RELEASES:
+        raise ValueError(f"release must be one of {OBJECTIVE_PERTURBATION_RELEASES}, got {release!r}.")
     return X, y, lambdas
 
 
@@ -222,29 +227,44 @@ def _unperturbed_tolerance(n, d, lam, loss, with_erm):
                          f"method='objective'.") from None
 
 
-def _solve_run(X, y, lambdas, parts, objective_rngs, loss, with_erm):
+def _objective_calibration(n, eps, lam, loss, release):
+    r"""One part's Algorithm 2 calibration at ``eps``: :func:`~dplr.calibration.objective_perturbation_calibration`,
+    or with ``release="certified"`` ε split as :func:`~dplr.calibration.certified_objective_perturbation_calibration`
+    splits it, :math:`\gamma` = :func:`~dplr.calibration.certified_gamma` of the part's ``n``."""
+    if release == "certified":
+        return certified_objective_perturbation_calibration(eps, n, lam, certified_gamma(n), loss.curvature,
+                                                            loss.lipschitz, check_input=False)
+    return objective_perturbation_calibration(eps, n, lam, loss.curvature, loss.lipschitz, check_input=False)
+
+
+def _solve_run(X, y, lambdas, parts, objective_rngs, loss, with_erm, release="certified"):
     r"""All solves one run needs: on each part, the non-private minimiser and one Algorithm 2 run per ε.
 
-    ``objective_rngs[i]`` maps ε to the stream of part ``i``'s Algorithm 2 draw
-    (:func:`dplr.algorithms.objective_perturbation_noise`). :func:`dplr.solver.solve_on_parts` computes each
-    part's unperturbed minimiser (the start of its perturbed problems, and Algorithm 1's :math:`w^*`), one
-    Hessian there, and solves every ε's problem, whatever its :math:`\Delta`, around it. Each minimiser depends
-    only on its own draw and its part, not on which other problems share the batch. Returns one ``(w_star or
-    None, {epsilon: w})`` per part.
+    ``objective_rngs[i]`` maps ε to the stream of part ``i``'s Algorithm 2 draws (:math:`b`, then with
+    ``release="certified"`` the output noise). :func:`dplr.solver.solve_on_parts` computes each part's unperturbed
+    minimiser (the start of its perturbed problems, and Algorithm 1's :math:`w^*`), one Hessian there, and solves
+    every ε's problem, whatever its :math:`\Delta`, around it -- to :data:`SOLVER_TOL` for the idealisation
+    (``release="exact_minimiser"``), to each problem's :func:`~dplr.release.certified_solve_plan` tolerance for the
+    certified release, whose points are then certified or replaced by the fallback's and get their output noise
+    (:func:`dplr.release.certified_output`, the one certificate of :mod:`dplr.release`). Each minimiser depends only
+    on its own draw and its part, not on which other problems share the batch. Returns one ``(w_star or None,
+    {epsilon: w})`` per part.
     """
     d = X.shape[1]
-    problems = []
+    problems, drawn, tolerances = [], [], []
     for part, lam, rngs in zip(parts, lambdas, objective_rngs):
-        noise, ridges = [], []
-        for eps, rng in rngs.items():
-            b, calibration = objective_perturbation_noise(len(part), d, eps, lam, loss, random_state=rng,
-                                                          check_input=False)
-            noise.append(b)
-            ridges.append(calibration.ridge)
-        problems.append((X[part], y[part], lam, np.reshape(noise, (-1, d)), np.array(ridges)))
+        calibrations = [(eps, rng, _objective_calibration(len(part), eps, lam, loss, release)) for eps, rng in rngs.items()]
+        # b from each calibration's mechanism, on the part's stream (as dplr.algorithms.objective_perturbation_noise)
+        drawn.append([(eps, rng, cal, cal.mechanism(d).sample(random_state=rng)) for eps, rng, cal in calibrations])
+        noise = np.reshape([b for _, _, _, b in drawn[-1]], (-1, d))
+        problems.append((X[part], y[part], lam, noise, np.array([cal.ridge for _, _, cal, _ in drawn[-1]])))
+        if release == "certified":  # each problem's tolerance and fallback plan: public (n, d, lam + Delta, ||b||)
+            tolerances.append([certified_solve_plan(cal, len(part), d, lam, loss, b) for _, _, cal, b in drawn[-1]])
     targets, plans = zip(*[_unperturbed_tolerance(len(part), d, lam, loss, with_erm)
                            for part, lam in zip(parts, lambdas)])
-    solutions = solve_on_parts(problems, loss, tol=SOLVER_TOL, tol_w0=list(targets))
+    tol = ([np.array([target for target, _ in part], dtype=float) for part in tolerances]
+           if release == "certified" and any(drawn) else SOLVER_TOL)
+    solutions = solve_on_parts(problems, loss, tol=tol, tol_w0=list(targets))
     released = []
     for solution, part, lam, plan in zip(solutions, parts, lambdas, plans):
         if with_erm:  # Algorithm 1 releases w0 + noise: the one certificate of dplr.release, or its fallback
@@ -253,8 +273,16 @@ def _solve_run(X, y, lambdas, parts, objective_rngs, loss, with_erm):
                 lambda failed, part=part, plan=plan: fixed_step_descent(X[part], y[part], loss, plan)[None]))
         else:
             released.append(None)
-    return [(w0, dict(zip(rngs, solution.coef)))
-            for w0, solution, rngs in zip(released, solutions, objective_rngs)]
+    out = []
+    for i, (w0, solution, part, lam) in enumerate(zip(released, solutions, parts, lambdas)):
+        coefs = {}
+        for j, (eps, rng, cal, b) in enumerate(drawn[i]):
+            coefs[eps] = solution.coef[j]
+            if release == "certified":
+                coefs[eps] = certified_output(X[part], y[part], lam, loss, cal, solution.coef[j],
+                                              solution.grad_norm[j], b, tolerances[i][j][1], random_state=rng)
+        out.append((w0, coefs))
+    return out
 
 
 def _candidates(method, eps, solved, run, lambdas, loss, d):
@@ -287,21 +315,21 @@ def _select(z, epsilon, rng):
     return exponential_mechanism(-z.astype(float), epsilon, 1.0, rng)
 
 
-def _solve_runs(X, y, lambdas, runs, epsilons, methods, loss, n_jobs):
+def _solve_runs(X, y, lambdas, runs, epsilons, methods, loss, n_jobs, release="certified"):
     """Solve every part of every run, runs on threads (BLAS on one thread): ``solved[r][i]``."""
     m = len(lambdas)
 
     def run_task(run):
         rngs = [{eps: run.streams["objective"][eps][i] for eps in epsilons} if "objective" in methods else {}
                 for i in range(m)]
-        return _solve_run(X, y, lambdas, run.parts[:m], rngs, loss, "sensitivity" in methods)
+        return _solve_run(X, y, lambdas, run.parts[:m], rngs, loss, "sensitivity" in methods, release)
 
     with one_blas_thread():
         return thread_map(run_task, runs, n_jobs)
 
 
 def private_lambda_selection(X, y, lambdas, epsilon, method="objective", loss="logistic", huber_h=0.5,
-                             random_state=None):
+                             random_state=None, release="certified"):
     r"""Algorithm 3 of JMLR 2011: an ε-DP classifier whose λ is chosen privately.
 
     Parameters
@@ -312,16 +340,17 @@ def private_lambda_selection(X, y, lambdas, epsilon, method="objective", loss="l
     method : "objective" (corrected Algorithm 2) or "sensitivity" (Algorithm 1)
     loss, huber_h : as in :func:`dplr.algorithms.objective_perturbation`
     random_state : seed or Generator; it draws the split, the noise and the selection
+    release : "certified" (default) or "exact_minimiser", Algorithm 2's release (:func:`private_tuning_experiment`)
 
     Returns
     -------
     PrivateTuningResult
     """
     epsilon = check_epsilon(epsilon)
-    X, y, lambdas = _check_inputs(X, y, lambdas, method)
+    X, y, lambdas = _check_inputs(X, y, lambdas, method, release)
     loss = get_loss(loss, huber_h)
     run = _Run.plan(len(y), len(lambdas), [epsilon], [method], check_random_state(random_state))
-    solved = _solve_runs(X, y, lambdas, [run], [epsilon], (method,), loss, 1)[0]
+    solved = _solve_runs(X, y, lambdas, [run], [epsilon], (method,), loss, 1, release)[0]
     candidates = _candidates(method, epsilon, solved, run, lambdas, loss, X.shape[1])
     z = _error_counts(candidates, X[run.parts[-1]], y[run.parts[-1]])
     index, probabilities = _select(z, epsilon, run.streams[method][epsilon][-1])
@@ -343,7 +372,7 @@ def nonprivate_lambda_selection(X, y, X_val, y_val, lambdas, loss="logistic", hu
 
 
 def private_tuning_experiment(X, y, X_test, y_test, lambdas, epsilons, n_repeats, loss="logistic", huber_h=0.5,
-                              methods=TUNING_METHODS, random_state=None, n_jobs=None):
+                              methods=TUNING_METHODS, random_state=None, n_jobs=None, release="certified"):
     r"""Run Algorithm 3 for several ε and both private methods, ``n_repeats`` times; test every outcome.
 
     Each repeat is one ``_Run``: one random split of ``(X, y)`` into ``len(lambdas) + 1`` parts,
@@ -353,6 +382,15 @@ def private_tuning_experiment(X, y, X_test, y_test, lambdas, epsilons, n_repeats
     repeat's parts together. Noise and selection draw from independent streams spawned from
     ``random_state``, so the result does not depend on ``n_jobs`` (threads; ``None``: every core).
     A repeat with one method and one ε is exactly :func:`private_lambda_selection` on the repeat's stream.
+
+    ``release`` is Algorithm 2's (:data:`~dplr.calibration.OBJECTIVE_PERTURBATION_RELEASES`): ``"certified"`` (the
+    default) releases each candidate as :func:`dplr.algorithms.objective_perturbation` does by default -- ε split
+    into :math:`\varepsilon_1` for the objective and 1 % for the output noise
+    (:func:`~dplr.calibration.certified_objective_perturbation_calibration`), the point certified at gradient norm
+    :math:`\gamma = 1/n_i^2` of its part's :math:`n_i` (or the fallback's), plus output noise -- so each candidate is
+    ε-DP as released (the book's theorem ``thm-op-certified``) and Algorithm 3's argument applies unchanged;
+    ``"exact_minimiser"`` releases the solver's point at :data:`SOLVER_TOL` as if it were the exact minimiser (the
+    papers' idealisation).
 
     Returns a DataFrame with one row per (repeat, method, ε):
 
@@ -371,7 +409,7 @@ def private_tuning_experiment(X, y, X_test, y_test, lambdas, epsilons, n_repeats
     one with the fewest validation errors in ``lam_nonprivate`` / ``error_nonprivate`` (the private
     columns are NaN).
     """
-    X, y, lambdas = _check_inputs(X, y, lambdas, "objective")
+    X, y, lambdas = _check_inputs(X, y, lambdas, "objective", release)
     X_test, y_test = np.asarray(X_test, dtype=float), np.asarray(y_test, dtype=float)
     epsilons = [check_epsilon(e) for e in np.atleast_1d(epsilons)]
     methods = tuple(methods)
@@ -387,7 +425,7 @@ def private_tuning_experiment(X, y, X_test, y_test, lambdas, epsilons, n_repeats
 
     runs = [_Run.plan(len(y), m, epsilons, methods, stream)
             for stream in check_random_state(random_state).spawn(n_repeats)]
-    solved = _solve_runs(X, y, lambdas, runs, epsilons, methods, loss, int(n_jobs))
+    solved = _solve_runs(X, y, lambdas, runs, epsilons, methods, loss, int(n_jobs), release)
 
     rows = []
     for r, run in enumerate(runs):

@@ -25,9 +25,11 @@ def test_objective_perturbation_is_its_noise_then_the_solver():
     # the algorithm solves on the checked data (rows outside the ball by rounding projected onto it)
     X_checked, _ = check_training_data(X, Y)
     W = solve_regularized_erm(X_checked, Y, LAM, b=b, ridge=cal.ridge).coef
-    np.testing.assert_array_equal(objective_perturbation(X, Y, 0.1, LAM, n_draws=5, random_state=3), W)
+    # the papers' idealisation (release="exact_minimiser"): the solver's point for the drawn noise, released as it is
+    np.testing.assert_array_equal(objective_perturbation(X, Y, 0.1, LAM, n_draws=5, random_state=3,
+                                                         release="exact_minimiser"), W)
     # the same noise passed in: the same classifiers
-    np.testing.assert_array_equal(objective_perturbation(X, Y, 0.1, LAM, noise=b), W)
+    np.testing.assert_array_equal(objective_perturbation(X, Y, 0.1, LAM, noise=b, release="exact_minimiser"), W)
 
 
 def test_sensitivity_method_is_the_minimiser_plus_its_noise():
@@ -82,16 +84,20 @@ def test_output_perturbation_releases_the_fallback_where_the_solver_stopped_abov
 def test_an_epsilon_array_solves_one_problem_per_value_with_its_own_calibration():
     epsilons = [0.01, 1.0, 0.05, 1.0]  # Delta > 0 for the small ones at n lam = 4
     streams = [np.random.default_rng(s) for s in range(4)]
-    W, cals = objective_perturbation(X, Y, epsilons, LAM, random_state=streams, return_calibration=True)
+    # an epsilon array is the idealisation's (release="exact_minimiser"); the certified default refuses it
+    with pytest.raises(ValueError, match="one call per epsilon"):
+        objective_perturbation(X, Y, epsilons, LAM, random_state=streams)
+    W, cals = objective_perturbation(X, Y, epsilons, LAM, random_state=streams, return_calibration=True,
+                                     release="exact_minimiser")
     assert W.shape == (4, 4) and [c.epsilon for c in cals] == epsilons and cals[0].ridge > 0 == cals[1].ridge
     for j, eps in enumerate(epsilons):
-        single = objective_perturbation(X, Y, eps, LAM, random_state=np.random.default_rng(j))
+        single = objective_perturbation(X, Y, eps, LAM, random_state=np.random.default_rng(j), release="exact_minimiser")
         # both solve to gradient norm 1e-8 of a lam-strongly convex objective: |difference| <= 2e-8 / lam
         np.testing.assert_allclose(W[j], single, rtol=0, atol=2e-8 / LAM)
     with pytest.raises(ValueError, match="n_draws"):
-        objective_perturbation(X, Y, epsilons, LAM, n_draws=2)
+        objective_perturbation(X, Y, epsilons, LAM, n_draws=2, release="exact_minimiser")
     with pytest.raises(ValueError, match="random states"):
-        objective_perturbation(X, Y, epsilons, LAM, random_state=streams[:2])
+        objective_perturbation(X, Y, epsilons, LAM, random_state=streams[:2], release="exact_minimiser")
 
 
 def test_inputs_are_checked_once_at_the_boundary():
@@ -112,4 +118,6 @@ def test_inputs_are_checked_once_at_the_boundary():
 @pytest.mark.parametrize("noise", [np.zeros(3), np.array([np.nan, 0, 0, 0]), np.zeros((2, 2, 4))])
 def test_pre_drawn_noise_of_the_wrong_shape_or_not_finite_is_refused(noise):
     with pytest.raises(ValueError, match="noise must be finite, of shape"):
+        objective_perturbation(X, Y, 0.1, LAM, noise=noise, release="exact_minimiser")
+    with pytest.raises(ValueError, match="release='certified' \\(the default\\) takes a scalar epsilon"):
         objective_perturbation(X, Y, 0.1, LAM, noise=noise)

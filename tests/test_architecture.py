@@ -264,7 +264,8 @@ NOISE_CALLS = re.compile(r"^(sample|\w+_noise|noise_vectors)$")
 COMPOSITIONS_ALLOWED = {
     ("release.py", "private_release"): "the one release path",
     ("tuning.py", "_solve_run"): "Algorithm 3 solves all parts of a run together (solve_on_parts); its draws are "
-                                 "objective_perturbation_noise's and its certificate dplr.release.certify_release",
+                                 "the calibrations' mechanisms' and its certificates dplr.release's (certify_release, "
+                                 "certified_output)",
     ("analysis/broken.py", "__call__"): "deliberately broken mechanisms, for the auditor to catch",
     ("replication/thesis/pipeline.py", "thesis_objective_perturbation"): "Algorithm 2 as the thesis prints it (labels "
                                                                           "entering as coded, rows of label 0 dropped): "

@@ -108,6 +108,38 @@ def test_objective_perturbation_calibration_rounds_the_safe_way_where_float_arit
     assert min(wrong_way.values()) > 20  # round-to-nearest errs on the unsafe side in many of both branches
 
 
+def test_the_solvers_float64_lam_plus_ridge_meets_the_bound_not_only_the_exact_sum():
+    # The solver minimises with reg = lam + ridge added in float64 (dplr.solver), which rounds to nearest: Delta
+    # rounded up alone leaves fl(lam + Delta) up to half an ulp below the bound in about one case in ten. These
+    # cases were found so (each failed with ridge = round_up(bound - lam)); the random ones add many more.
+    from dplr.directed_rounding import addend_up
+    rng = np.random.default_rng(5)
+    cases = [(0.03, 31190, 3.4670387354651426e-07), (1.0, 87654, 6.783570082572803e-07),
+             (0.3, 27412, 1.1029376741770074e-09), (0.01, 69136, 1.178775956730877e-08)]
+    cases += [(float(rng.choice([0.01, 0.1, 1.0])), int(rng.integers(10, 10**5)), float(10 ** rng.uniform(-9, -3)))
+              for _ in range(400)]
+    naive_below = 0
+    for eps, n, lam in cases:
+        bound = Fraction(1, 4) / (n * _expm1(Fraction(eps) / 4))  # Algorithm 2's lam + Delta, c = 1/4
+        cal = objective_perturbation_calibration(eps, n, lam)
+        if cal.ridge == 0:
+            continue
+        assert Fraction(lam + cal.ridge) >= bound and Fraction(lam) + Fraction(cal.ridge) >= bound
+        naive = round_up(bound - Fraction(lam))
+        naive_below += Fraction(lam + naive) < bound
+    assert naive_below > 20  # round_up of the difference alone is below the bound as the solver adds it
+    # Gaussian objective perturbation (bound 2c/(n eps)) and approximate minima perturbation (r c/(n eps_ridge))
+    for eps, n, lam in [(0.3, 86213, 1.5521397841046576e-07), (1.0, 48854, 1.2628798733804181e-06),
+                        (1.0, 11045, 1.9376525038475895e-09)]:
+        cal = gaussian_objective_perturbation_calibration(eps, 1e-5, n, lam)
+        assert Fraction(lam + cal.ridge) >= Fraction(1, 2) / (n * Fraction(eps))
+        assert Fraction(lam + round_up(Fraction(1, 2) / (n * Fraction(eps)) - Fraction(lam))) < \
+            Fraction(1, 2) / (n * Fraction(eps))  # the case fails without addend_up
+        amp = approximate_minima_perturbation_calibration(eps, 1e-5, n, lam, gamma=1.0 / n**2)
+        assert Fraction(lam + amp.ridge) >= 2 * Fraction(1, 4) / (n * Fraction(amp.epsilons[1]))
+    assert addend_up(Fraction(1, 3), 0.5) == 0.0 and addend_up(1.0, 0.25) == 0.75
+
+
 def test_a_rate_makes_a_law_no_narrower_than_it_says():
     for rate in (3.0, 0.1, 7.0, 1e-300, 2.0**-5):
         assert Fraction(VectorLaplace.from_rate(2, rate).scale) * Fraction(rate) >= 1

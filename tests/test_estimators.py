@@ -9,7 +9,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dplr import ObjectivePerturbation, SensitivityMethod, StandardLR
 from dplr.algorithms import objective_perturbation, sensitivity_method, standard_erm
-from dplr.calibration import objective_perturbation_calibration, sensitivity_method_noise_rate
+from dplr.calibration import (certified_objective_perturbation_calibration, objective_perturbation_calibration,
+                              sensitivity_method_noise_rate)
 from dplr.datasets.simulated import make_separable
 
 
@@ -59,7 +60,9 @@ def test_same_seed_same_model_different_seed_different_model(cls, data):
 @pytest.mark.parametrize("loss", ["logistic", "huber"])
 def test_huge_epsilon_recovers_the_non_private_model(cls, loss, data):
     X, y = data
-    private = cls(epsilon=1e12, loss=loss, random_state=0).fit(X, y).coef_
+    # a certified release (the objective perturbations' default) is within gamma/lam of the minimiser: gamma 1e-10
+    certified = {"gamma": 1e-10} if "gamma" in cls().get_params() else {}
+    private = cls(epsilon=1e12, loss=loss, random_state=0, **certified).fit(X, y).coef_
     np.testing.assert_allclose(private, StandardLR(loss=loss).fit(X, y).coef_, atol=1e-7)
 
 
@@ -136,8 +139,11 @@ def test_corrected_calibration_spends_at_most_epsilon():
 
 def test_objective_perturbation_estimator_reports_its_calibration(data):
     X, y = data
-    model = ObjectivePerturbation(epsilon=0.1, lam=0.001, random_state=0).fit(X, y)
-    assert model.calibration_ == objective_perturbation_calibration(0.1, len(y), 0.001)
+    model = ObjectivePerturbation(epsilon=0.1, lam=0.001, random_state=0).fit(X, y)  # certified: the default
+    assert model.calibration_ == certified_objective_perturbation_calibration(0.1, len(y), 0.001, 1.0 / len(y) ** 2)
+    assert model.calibration_.objective == objective_perturbation_calibration(0.099, len(y), 0.001)
+    idealised = ObjectivePerturbation(epsilon=0.1, lam=0.001, random_state=0, release="exact_minimiser").fit(X, y)
+    assert idealised.calibration_ == objective_perturbation_calibration(0.1, len(y), 0.001)
     batched = objective_perturbation(X, y, 0.1, 0.001, n_draws=3, random_state=0)
     assert batched.shape == (3, X.shape[1])
 

@@ -43,7 +43,7 @@ def test_gaussian_output_perturbation_is_the_minimiser_plus_analytic_gaussian_no
 @pytest.mark.parametrize("loss, epsilon", [("logistic", 0.1), ("logistic", 2.0), ("huber", 0.5)])
 def test_gaussian_objective_perturbation_solves_its_perturbed_objective(loss, epsilon):
     W, cal = gaussian_objective_perturbation(X, Y, epsilon, 1e-6, LAM, loss=loss, n_draws=6, random_state=7,
-                                             return_calibration=True)
+                                             return_calibration=True, release="exact_minimiser")
     assert cal == gaussian_objective_perturbation_calibration(epsilon, 1e-6, 400, LAM, get_loss(loss).curvature)
     assert (cal.ridge > 0) == (2 * get_loss(loss).curvature / (400 * epsilon) > LAM)
     b = cal.mechanism(4).sample(6, np.random.default_rng(7))
@@ -53,7 +53,7 @@ def test_gaussian_objective_perturbation_solves_its_perturbed_objective(loss, ep
     reference = damped_newton(RegularizedERM(X * Y[:, None], LAM, get_loss(loss), b, cal.ridge), np.zeros((6, 4)))
     np.testing.assert_allclose(W, reference.coef, atol=1e-7)
     np.testing.assert_array_equal(W, gaussian_objective_perturbation(X, Y, epsilon, 1e-6, LAM, loss=loss, n_draws=6,
-                                                                     random_state=7))
+                                                                     random_state=7, release="exact_minimiser"))
 
 
 def test_gaussian_objective_perturbation_does_not_depend_on_the_solvers_chunking():

@@ -104,7 +104,9 @@ def test_output_density_matches_the_sampler():
     # KS test at level 0.001 on a fixed seed (false-failure rate 0.1%).
     X, y = make_unseparable(6, d=1, random_state=6)
     lam, eps = 0.05, 0.5
-    draws = objective_perturbation(X, y, eps, lam, form="corrected", n_draws=4000, random_state=7)[:, 0]
+    # the exact minimiser's law (release="exact_minimiser"): the object of the change-of-variables density
+    draws = objective_perturbation(X, y, eps, lam, form="corrected", n_draws=4000, random_state=7,
+                                   release="exact_minimiser")[:, 0]
     grid = np.linspace(draws.min() - 50, draws.max() + 50, 200_001)
     pdf = np.exp(objective_perturbation_log_density(grid[:, None], X, y, eps, lam, form="corrected"))
     cdf = integrate.cumulative_trapezoid(pdf, grid, initial=0.0)

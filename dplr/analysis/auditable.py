@@ -131,10 +131,12 @@ class SensitivityMethodMechanism(_LearnerMechanism):
 class ObjectivePerturbationMechanism(_LearnerMechanism):
     r"""Algorithm 2 (``form`` "corrected" or "nips2008"), auditable.
 
-    A call is :func:`dplr.algorithms.objective_perturbation` with the same ``random_state`` and
+    A call is :func:`dplr.algorithms.objective_perturbation` with the same ``random_state``, ``release`` and
     ``n_draws=size``, with ``chunk_size`` problems per block of the solver: audits solve :math:`10^5`
     tiny problems (:math:`d \le 2`), for which large blocks are many times faster than the solver's
-    default. The minimisers are unique, so only the path changes, not the answer.
+    default. The minimisers are unique, so only the path changes, not the answer. ``release`` is the algorithm's
+    default, ``"certified"`` (what users run); ``"exact_minimiser"`` audits the exact minimiser, the object of the
+    change-of-variables density and of :meth:`max_privacy_loss`.
     """
 
     epsilon: float
@@ -142,13 +144,21 @@ class ObjectivePerturbationMechanism(_LearnerMechanism):
     form: str = "corrected"
     loss: Any = "logistic"
     chunk_size: int = 4096
+    release: str = "certified"
     learner: ClassVar[str] = "objective"
 
     def max_privacy_loss(self, pair: NeighbouringPair, **search) -> float:
-        r""":math:`\sup_w|\log p_D(w)/p_{D'}(w)|` by the change of variables, maximised numerically over :math:`w`.
+        r""":math:`\sup_w|\log p_D(w)/p_{D'}(w)|` by the change of variables, maximised numerically over :math:`w`:
+        the exact minimiser's density (``release="exact_minimiser"`` only; the certified release's output density has
+        no closed form -- audit it with ``check_claim(..., exact=False)``).
 
         :func:`dplr.analysis.privacy_loss_search.max_objective_perturbation_privacy_loss`; ``search`` is passed on.
         """
+        if self.release != "exact_minimiser":
+            raise ValueError(f"the exact privacy loss is the exact minimiser's (release='exact_minimiser'); this "
+                             f"mechanism releases {self.release!r}, whose output density has no closed form. Fix: "
+                             f"check_claim(..., exact=False), or audit ObjectivePerturbationMechanism(..., "
+                             f"release='exact_minimiser').")
         return max_objective_perturbation_privacy_loss(pair, self.epsilon, self.lam, get_loss(self.loss),
                                                        self.form, **search).value
 
@@ -203,7 +213,7 @@ class GaussianObjectivePerturbationMechanism(_LearnerMechanism):
     r"""Gaussian objective perturbation (:func:`dplr.algorithms.gaussian_objective_perturbation`), auditable.
 
     No closed form of its output density's ε is implemented: audit it with ``check_claim(..., exact=False)``.
-    ``chunk_size`` as in :class:`ObjectivePerturbationMechanism`.
+    ``chunk_size`` and ``release`` (default ``"certified"``) as in :class:`ObjectivePerturbationMechanism`.
     """
 
     epsilon: float
@@ -211,6 +221,7 @@ class GaussianObjectivePerturbationMechanism(_LearnerMechanism):
     lam: float
     loss: Any = "logistic"
     chunk_size: int = 4096
+    release: str = "certified"
     learner: ClassVar[str] = "gaussian_objective"
 
 

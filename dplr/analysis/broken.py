@@ -139,9 +139,11 @@ def nips2008_objective_perturbation(epsilon, lam, loss="logistic") -> ObjectiveP
     :math:`n\lambda = 2/\varepsilon` (for small enough :math:`\lambda`; proven ε-DP above,
     :func:`dplr.analysis.objective_perturbation_search.nips2008_private_threshold`), with the Huber loss at every
     :math:`n\lambda`. The library keeps this form for replication; this alias only names it as the broken
-    variant. ``max_privacy_loss(pair)`` computes the exact loss on one pair, maximised over the outputs.
+    variant. ``max_privacy_loss(pair)`` computes the exact loss on one pair, maximised over the outputs. Released as
+    the paper states it, the exact minimiser (``release="exact_minimiser"``): the flaw is its density's.
     """
-    return ObjectivePerturbationMechanism(epsilon, lam, form="nips2008", loss=loss)
+    # the paper's algorithm releases the minimiser itself, and the exact loss is that minimiser's density's
+    return ObjectivePerturbationMechanism(epsilon, lam, form="nips2008", loss=loss, release="exact_minimiser")
 
 
 @dataclass(frozen=True)

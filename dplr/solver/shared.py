@@ -346,9 +346,10 @@ def solve_on_parts(parts, loss, tol=1e-8, max_iter=200, tol_w0=None):
     """:func:`~dplr.solver.solve_on_part` for several parts at once: ``parts`` is a sequence of
     ``(X, y, lam, B, ridges)``.
 
-    ``tol`` stops the perturbed problems; ``tol_w0`` (default ``tol``; one number, or one per part) the unperturbed
-    ones, whose minimisers an output perturbation releases: private tuning passes each part's
-    :func:`~dplr.solver.stopping_tolerance`, so that the stop certifies ``tol`` despite rounding.
+    ``tol`` stops the perturbed problems (one number, or a list with one per part, a number or one per problem);
+    ``tol_w0`` (default ``tol``, then a number; one number, or one per part) the unperturbed ones, whose minimisers an
+    output perturbation releases: private tuning passes each :func:`~dplr.solver.stopping_tolerance`, so that the stop
+    certifies its tolerance despite rounding.
 
     The parts go in consecutive groups of at most :data:`~dplr.solver.shared.GROUP_ELEMENTS` numbers of data. In a
     group, all unperturbed problems iterate together, then all perturbed ones: the work that does not read the data
@@ -358,10 +359,11 @@ def solve_on_parts(parts, loss, tol=1e-8, max_iter=200, tol_w0=None):
     Returns one :class:`PartSolution` per part.
     """
     tol_w0 = np.broadcast_to(np.asarray(tol if tol_w0 is None else tol_w0, dtype=float), (len(parts),))
+    tols = list(tol) if isinstance(tol, (list, tuple)) else [tol] * len(parts)  # one entry per part (trusted)
     groups = _groups([np.size(X) for X, _, _, _, _ in parts])
     if len(groups) > 1:
         return [solution for a, b in groups
-                for solution in solve_on_parts(parts[a:b], loss, tol, max_iter, tol_w0[a:b])]
+                for solution in solve_on_parts(parts[a:b], loss, tols[a:b], max_iter, tol_w0[a:b])]
     data = [_prepare(X, y, lam, loss) for X, y, lam, _, _ in parts]
     d = data[0].XyT.shape[0] if parts else 0
     lams = np.array([lam for _, _, lam, _, _ in parts], dtype=float)
@@ -393,12 +395,13 @@ def solve_on_parts(parts, loss, tol=1e-8, max_iter=200, tol_w0=None):
     J_start = (J0[parts_of] + np.einsum("kd,kd->k", B_all, W_start) / n
                + 0.5 * shift * np.einsum("kd,kd->k", W_start, W_start))
     G_start = G0[parts_of] + shift[:, None] * W_start + B_all / n[:, None]
+    tol = np.concatenate([np.broadcast_to(np.asarray(t, float), (c,)) for t, c in zip(tols, counts)] + [np.zeros(0)])
     W, _, _, gnorm, n_passes, hessians = _iterate(data, parts_of, W_start, B_all, lams[parts_of], shift,
                                                   np.array(factors).reshape(-1, d, d), loss, tol, max_iter,
                                                   start=(J_start, G_start))
     if np.any(gnorm > tol):
-        warnings.warn(f"{int(np.sum(gnorm > tol))} of {len(gnorm)} problems did not reach gradient norm <= {tol:g} "
-                      f"(largest {gnorm.max():.3g}).", ConvergenceWarning, stacklevel=3)
+        warnings.warn(f"{int(np.sum(gnorm > tol))} of {len(gnorm)} problems did not reach their gradient-norm "
+                      f"tolerance (largest norm {gnorm.max():.3g}).", ConvergenceWarning, stacklevel=3)
     bounds = np.r_[0, np.cumsum(counts)]
     # Hessians per part: the start's, the shared one and every refresh (the ones inside the solve of w0 included)
     return [PartSolution(w0[p], W[bounds[p]:bounds[p + 1]], gnorm[bounds[p]:bounds[p + 1]],
