@@ -281,8 +281,9 @@ class BaselineStudy:
 
 def study_from_rows(rows, tuned, seed, n_repeats, n_test, grids=None, wall_seconds=None):
     """A :class:`BaselineStudy` from its ``rows`` (a run's, or a record's) and Algorithm 3's (:func:`tuned_rows`)."""
-    keys = set(zip(rows.data, rows.loss))
-    tuned = tuned[[(k, l) in keys for k, l in zip(tuned.data, tuned.loss)] & (tuned.repeat < n_repeats)]
+    cells = set(zip(rows.data, rows.loss, rows.method, rows.epsilon))
+    keep = np.array([cell in cells for cell in zip(tuned.data, tuned.loss, tuned.method, tuned.epsilon)], dtype=bool)
+    tuned = tuned[keep & (tuned.repeat < n_repeats).to_numpy()]
     parts = decompose(pd.concat([rows, tuned], ignore_index=True))
     return BaselineStudy(seed=seed, n_repeats=n_repeats, rows=rows, parts=parts, n_test=dict(n_test),
                          grids=dict(grids or {}), wall_seconds=dict(wall_seconds or {}))
