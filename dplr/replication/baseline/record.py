@@ -1,9 +1,12 @@
 r"""The record of the cost-of-privacy study, in the format of :mod:`dplr.replication.record`.
 
 ``python -m dplr reproduce baseline`` writes its rows to ``baseline-study.csv.gz``; ``make baseline-record`` copies
-it to ``book/data/baseline_study.csv.gz``. The chapter recomputes the first repeats of the private pipelines and
-:func:`check_against_record` requires them to equal the record's; ``make baseline-record-check`` recomputes the
-first repeats of every row and compares them with the record's (:func:`compare_records` with ``prefix=True``).
+it to ``book/data/baseline_study.csv.gz``. The chapter recomputes a slice
+(:func:`dplr.replication.baseline.study.recompute_rows`: B2's refit and the first repeat of the private learners on
+the whole set at a few ε) and :func:`check_against_record` requires it to equal the record's; ``make
+baseline-record-check`` recomputes every stage with the first two repeats and compares them with the record's
+(:func:`compare_records` with ``prefix=True``). Algorithm 3's rows are not in this record: the study reads them from
+the real-data record (:func:`dplr.replication.baseline.study.tuned_rows`).
 
 What must agree exactly: the λ and the test errors (counts over the test set); the paired intervals of the
 non-private steps (``diff_low``, ``diff_high``) to 1e-9 relative. One line per stage, method, ε, data set, loss and

@@ -61,7 +61,7 @@ from dplr.replication.statistics import paired_t_test
 
 __all__ = ["WIDE_LAMBDAS", "LOSSES", "METHODS", "N_FOLDS", "DEFAULT_REPEATS", "CV_TOL", "FIT_TOL", "CV_MAX_ITER",
            "PARTS", "BaselineStudy", "newton_path", "cv_errors", "nonprivate_chain", "private_rows", "tuned_rows",
-           "decompose", "run_baseline_study", "study_from_rows"]
+           "decompose", "run_baseline_study", "study_from_rows", "recompute_rows"]
 
 #: The λ grid of cross-validation: half decades from 1e-8 to 1e-1 (it contains the study's grid).
 WIDE_LAMBDAS = tuple(10.0 ** np.arange(-8.0, -0.75, 0.5))
@@ -312,3 +312,17 @@ def run_baseline_study(real_rows, datasets=DATASETS, losses=LOSSES, n_repeats=DE
     seconds["total"] = round(time.perf_counter() - start, 1)
     return study_from_rows(pd.DataFrame(rows), tuned_rows(real_rows, n_repeats), seed, n_repeats, n_test, grids,
                            seconds)
+
+
+def recompute_rows(rows, key, losses=LOSSES, epsilons=(1.0,), methods=METHODS, repeat=0, seed=DEFAULT_SEED, data=None):
+    """A slice of a record recomputed, for :func:`dplr.replication.baseline.record.check_against_record`: B2 (the
+    refit at the record's λ) and the ``whole`` rows of ``repeat`` at ``epsilons`` for data set ``key``, each loss and
+    method, at the record's λ (seconds: no cross-validation)."""
+    X, y, X_test, y_test = study_data(key, seed, data)
+    live = []
+    for loss in losses:
+        b2 = rows[(rows.data == key) & (rows.loss == loss) & (rows.stage == "B2")].iloc[0]
+        coef = standard_erm(X, y, b2.lam, loss, HUBER_H, tol=FIT_TOL, max_iter=1000)
+        live.append({**b2.to_dict(), "error": float(np.count_nonzero(_wrong(X_test @ coef, y_test)) / y_test.size)})
+        live += private_rows(X, y, X_test, y_test, key, float(b2.lam), [repeat], loss, seed, epsilons, methods)
+    return pd.DataFrame(live)
