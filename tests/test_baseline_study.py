@@ -77,3 +77,22 @@ def test_a_small_study_decomposes_the_gap_and_its_record_checks(tmp_path, monkey
 def test_tuned_rows_need_enough_repeats_in_the_real_record():
     with pytest.raises(ValueError, match="fewer than 5 repeats"):
         bs.tuned_rows(_tuned(), 5)
+
+
+def test_the_books_record_covers_the_study_and_pairs_with_the_real_data_record():
+    from pathlib import Path
+
+    from dplr.replication.real import record as real_record
+    from dplr.replication.real_data import DATASETS, DEFAULT_SEED, EPSILONS
+    book = Path(__file__).resolve().parents[1] / "book" / "data"
+    rows, settings = baseline_record.read_record(book / "baseline_study.csv.gz")
+    assert settings["seed"] == DEFAULT_SEED and settings["n_repeats"] >= bs.DEFAULT_REPEATS
+    whole = rows[rows.stage == "whole"]
+    cells = whole.groupby(["data", "loss", "method", "epsilon"]).repeat.nunique()
+    assert len(cells) == len(DATASETS) * len(bs.LOSSES) * len(bs.METHODS) * len(EPSILONS)
+    assert (cells == settings["n_repeats"]).all()
+    real_rows, real_settings = real_record.read_record(book / "real_study.csv.gz")
+    assert real_settings["seed"] == settings["seed"]
+    study = bs.study_from_rows(rows, bs.tuned_rows(real_rows, settings["n_repeats"]), settings["seed"],
+                               settings["n_repeats"], settings["n_test"])
+    assert len(study.parts) == len(cells) * (len(bs.PARTS) + 1) and study.parts["mean"].notna().all()
