@@ -71,7 +71,8 @@ __all__ = [
     "test_error",
 ]
 
-#: Gradient norm every solve of a run reaches (:func:`dplr.solver.solve_on_parts`); Algorithm 1's noise covers the
+#: Gradient norm Algorithm 1's released points are certified to meet, and the idealisation's perturbed solves reach
+#: (:func:`dplr.solver.solve_on_parts`; the certified Algorithm 2 solves to its own γ); Algorithm 1's noise covers the
 #: solver's distance :math:`\le` SOLVER_TOL/λ from the exact minimiser (:func:`dplr.calibration.sensitivity_bound`).
 SOLVER_TOL = 1e-8
 
