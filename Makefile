@@ -27,7 +27,7 @@ export DPLR_DATA_DIR ?= $(abspath $(ORIGIN)/../shared/datasets)
 endif
 
 .PHONY: test book unit nbval nbval-portable nbval-all notebooks site-test pdf test-oldest lab lock-env clean real-record modern-record modern-record-check words \
-	real-record-check selection-record selection-record-check
+	real-record-check selection-record selection-record-check baseline-record baseline-record-check
 
 $(STAMP): pyproject.toml $(LOCK)
 	@command -v $(PYTHON) >/dev/null || { echo "Python 3.11 is required ($(PYTHON) not found); set PYTHON=/path/to/python3.11"; exit 1; }
@@ -140,6 +140,20 @@ selection-record-check: $(STAMP)
 	$(PY) -c "from dplr.replication.real.selection import compare_selection_records as c; \
 	print(c('_build/reproduce-selection-check/selection-study.csv.gz', 'book/data/selection_study.csv.gz', \
 	prefix=True), 'rows agree (the first $(SELECTION_REPEATS) repeats of every arm)')"
+
+# The record of the chapter on the cost of privacy (dplr.replication.baseline): the non-private chain (cross-validation
+# on the whole training sets) and the private learners on the whole training sets, both data sets and losses; it
+# reads Algorithm 3's repeats from book/data/real_study.csv.gz. baseline-record-check recomputes every stage with the
+# first two repeats and compares them with the stored ones.
+baseline-record: $(STAMP)
+	$(PY) -m dplr reproduce baseline --out _build/reproduce-baseline
+	cp _build/reproduce-baseline/baseline-study.csv.gz book/data/baseline_study.csv.gz
+
+baseline-record-check: $(STAMP)
+	$(PY) -m dplr reproduce baseline --out _build/reproduce-baseline-check --restarts 2 --quiet
+	$(PY) -c "from dplr.replication.baseline.record import compare_records as c; \
+	print(c('_build/reproduce-baseline-check/baseline-study.csv.gz', 'book/data/baseline_study.csv.gz', prefix=True), \
+	'rows agree (every stage, the first 2 repeats)')"
 
 # JupyterLab on the chapters, from the project's environment (installed on first use, at the lock's versions).
 lab: $(STAMP)

@@ -21,10 +21,10 @@ def test_help_lists_every_target_and_group():
                             check=True)
     for name in list(rp.TARGETS) + list(rp.GROUPS):
         assert f"  {name} " in result.stdout
-    for option in ("--out", "--restarts", "--seed", "--workers", "--scheduler"):
+    for option in ("--out", "--restarts", "--seed", "--workers", "--scheduler", "--real-record"):
         assert option in result.stdout
     assert {t.source for t in rp.TARGETS.values()} == {"paper", "thesis", "real", "modern", "selection",
-                                                       "intercept"}
+                                                       "intercept", "baseline"}
     assert set(rp.GROUPS["real"]) == {n for n, t in rp.TARGETS.items() if t.source == "real"} and len(rp.GROUPS["real"]) == 4
 
 
@@ -129,7 +129,8 @@ def test_one_thesis_target_runs_only_what_it_needs(monkeypatch):
 
 def test_the_real_data_studies_report_their_own_seed():
     from dplr.replication import cli, real_data
-    assert cli.seed_used("real") == cli.seed_used("modern") == real_data.DEFAULT_SEED
+    assert cli.seed_used("real") == cli.seed_used("modern") == cli.seed_used("baseline") == real_data.DEFAULT_SEED
+    assert set(cli.GROUPS["baseline"]) == {"baseline-adult", "baseline-kdd"}
     assert set(cli.GROUPS["modern"]) == {"modern-adult", "modern-kdd"} and set(cli.GROUPS["modern"]) <= set(cli.GROUPS["all"])
 
 

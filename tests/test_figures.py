@@ -1,5 +1,6 @@
 """dplr.replication.figures: the legend check fails on a legend over data and passes on one outside."""
 import pytest
+import pandas as pd
 
 
 @pytest.fixture
@@ -146,3 +147,22 @@ def test_every_figure_of_the_book_checks_its_legibility(figures):
                 if not pattern.search("".join(cell["source"])):
                     unchecked.append(f"{path.name} cell {i}")
     assert not unchecked, f"figures whose legibility is not checked (call figures.check_legible(fig)): {unchecked}"
+
+
+def test_baseline_parts_figure_has_a_panel_per_method_and_loss_and_its_legend_outside(figures, plt):
+    rows = []
+    for loss in ("logistic", "huber"):
+        for method in ("sensitivity", "objective"):
+            for eps in (0.1, 1.0, 3.0):
+                for i, part in enumerate(("feature map", "candidate grid", "noise", "split and selection")):
+                    mean = (-0.002 if part == "feature map" else 0.01 * (i + 1) / eps)
+                    rows.append({"data": "adult", "loss": loss, "method": method, "epsilon": eps, "part": part,
+                                 "mean": mean, "ci_low": mean - 0.01, "ci_high": mean + 0.01})
+                total = sum(r["mean"] for r in rows[-4:])
+                rows.append({"data": "adult", "loss": loss, "method": method, "epsilon": eps, "part": "total",
+                             "mean": total, "ci_low": total - 0.01, "ci_high": total + 0.01})
+    fig = figures.baseline_parts_figure(pd.DataFrame(rows))
+    assert len(fig.axes) == 4 and len(fig.legends) == 1
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == list(figures.PART_COLOURS) + [
+        "total gap (95% interval)"]
+    figures.check_legible(fig)

@@ -17,7 +17,11 @@ Targets (``python -m dplr reproduce --help`` lists them):
   comparison); the run writes its record ``selection-study.csv.gz``;
 * an intercept (:mod:`dplr.replication.real.intercept`): ``intercept`` (the real-data trade-off with and without a
   public constant feature, paired per repeat, Holm-corrected gains; ``--restarts`` repeats, default 20);
-* ``all``: every target; ``paper``, ``thesis``, ``real`` and ``modern``: the targets of one source.
+* the cost of privacy against the model a practitioner would deploy (:mod:`dplr.replication.baseline`):
+  ``baseline-adult``, ``baseline-kdd`` (the non-private chain B0, B1, B2 and the gap to each private pipeline in four
+  parts, both losses); the run writes its record ``baseline-study.csv.gz`` and reads Algorithm 3's repeats from the
+  real-data record ``book/data/real_study.csv.gz`` (``--real-record``);
+* ``all``: every target; ``paper``, ``thesis``, ``real``, ``modern``, ``selection``, ``intercept`` and ``baseline``: the targets of one source.
 
 Each target writes ``<target>.csv`` (the numbers) and ``<target>.png`` (the figure) into ``--out``,
 and the run writes ``reproduce.json``: the command, the seed each study ran with, restarts, workers, scheduler, wall-clock
@@ -53,6 +57,8 @@ from dplr.replication.paper import protocol as paper_protocol
 from dplr.replication.paper.published import FIGURE2_AXES
 from dplr.replication.paper.study import Replication
 from dplr.replication import real_data
+from dplr.replication.baseline import record as baseline_record
+from dplr.replication.baseline import study as baseline_study
 from dplr.replication.modern import record as modern_record
 from dplr.replication.modern import study as modern_study
 from dplr.replication.real import intercept as intercept_study
@@ -112,11 +118,16 @@ TARGETS = {t.name: t for t in (
            (("kdd", "tradeoff"),)),
     Target("selection", "selection", "Adult: Algorithm 3 vs private selection vs a fixed lambda, per contender"),
     Target("intercept", "intercept", "Adult and KDDCup99: gain of a public constant feature, Algorithms 1 and 2"),
+    Target("baseline-adult", "baseline", "Cost of privacy on Adult: baseline chain and the gap in four parts",
+           (("adult", "parts"),)),
+    Target("baseline-kdd", "baseline", "Cost of privacy on KDDCup99: baseline chain and the gap in four parts",
+           (("kdd", "parts"),)),
 )}
 GROUPS = {"all": tuple(TARGETS), "paper": tuple(n for n, t in TARGETS.items() if t.source == "paper"),
           "thesis": tuple(n for n, t in TARGETS.items() if t.source == "thesis"),
           "real": tuple(n for n, t in TARGETS.items() if t.source == "real"),
-          "modern": tuple(n for n, t in TARGETS.items() if t.source == "modern")}
+          "modern": tuple(n for n, t in TARGETS.items() if t.source == "modern"),
+          "baseline": tuple(n for n, t in TARGETS.items() if t.source == "baseline")}
 
 
 def resolve_targets(names):
@@ -139,7 +150,7 @@ def seed_used(source, seed=None):
     """The root seed a study runs with: ``seed``, or the study's own default (the book's chapters use it)."""
     if seed is not None:
         return seed
-    if source in ("real", "modern", "selection", "intercept"):
+    if source in ("real", "modern", "selection", "intercept", "baseline"):
         return real_data.DEFAULT_SEED
     return paper_protocol.DEFAULT_SEED if source == "paper" else thesis_published.THESIS_SEED
 
@@ -225,6 +236,24 @@ def run_intercept(seed=None, n_restarts=None, show_progress=True):
         without = intercept_study.constant_feature_rows(keys, losses, n_repeats, seed, scale=None, data=loaded,
                                                         n_jobs=1)
     return intercept_study.paired_gains(with_constant, without)
+
+
+def run_baseline(targets, seed=None, n_restarts=None, show_progress=True, real_record_path=None):
+    """:func:`~dplr.replication.baseline.study.run_baseline_study` on the data sets the baseline targets need, both
+    losses; Algorithm 3's repeats from the real-data record at ``real_record_path`` (default: the book's)."""
+    seed = seed_used("baseline", seed)
+    n_restarts = baseline_study.DEFAULT_REPEATS if n_restarts is None else n_restarts
+    path = Path(real_record_path or "book/data/real_study.csv.gz")
+    if not path.is_file():
+        raise ValueError(f"the real-data record {path} is missing: run from the book's repository or give "
+                         f"--real-record PATH (make real-record writes it).")
+    real_rows, settings = real_record.read_record(path)
+    if settings["seed"] != seed:
+        raise ValueError(f"the real-data record {path} ran with seed {settings['seed']}, not {seed}: "
+                         f"its Algorithm 3 repeats do not pair with this run's.")
+    keys = tuple(dict.fromkeys(key for target in targets for key, _ in target.needs))
+    with progress(f"baseline: {', '.join(keys)}", enabled=show_progress):
+        return baseline_study.run_baseline_study(real_rows, keys, n_repeats=n_restarts, seed=seed)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -393,6 +422,13 @@ def _intercept_figure(gains, out):
     return gains, fig
 
 
+def _baseline_figure(study, target, out):
+    (key, _), = target.needs
+    parts = study.parts[study.parts.data == key]
+    _, figures = _plotting()
+    return parts, figures.baseline_parts_figure(parts)
+
+
 def _write(target, results, out):
     """Compute the target's table and figure from ``results`` and write ``<name>.csv`` and ``<name>.png``."""
     if target.name == "figure1":
@@ -407,6 +443,8 @@ def _write(target, results, out):
         table, fig = _selection_figure(results["selection"], out)
     elif target.source == "intercept":
         table, fig = _intercept_figure(results["intercept"], out)
+    elif target.source == "baseline":
+        table, fig = _baseline_figure(results["baseline"], target, out)
     elif target.name == "thesis-table2":
         table, fig = _thesis_table2(results["thesis"], out)
     else:
@@ -459,11 +497,12 @@ def check_out_folder(out) -> Path:
 
 
 def reproduce(names, out="reproduced", seed=None, n_restarts=None, workers=None, scheduler=None, quiet=False,
-              argv=None, connect_timeout=10.0):
+              argv=None, connect_timeout=10.0, real_record_path=None):
     """Compute and write the targets ``names`` (targets or groups) into ``out``; returns the run's record.
 
     ``connect_timeout``: seconds to wait for the Dask scheduler at ``scheduler`` before giving up with a
-    ``ConnectionError`` that says what to check.
+    ``ConnectionError`` that says what to check. ``real_record_path``: the real-data record the baseline targets
+    read Algorithm 3's repeats from (default ``book/data/real_study.csv.gz``).
     """
     targets = resolve_targets(names)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
@@ -518,6 +557,14 @@ def reproduce(names, out="reproduced", seed=None, n_restarts=None, workers=None,
                 record["files"].append("selection-study.csv.gz")
             elif source == "intercept":
                 results["intercept"] = run_intercept(seed, n_restarts, not quiet)
+            elif source == "baseline":
+                results["baseline"] = study = run_baseline([t for t in targets if t.source == "baseline"], seed,
+                                                           n_restarts, not quiet, real_record_path)
+                # the rows of the chain and the private learners on the whole set (dplr.replication.baseline.record)
+                baseline_record.write_record(study.rows, study.n_test, out / "baseline-study.csv.gz",
+                                             {"seed": study.seed, "n_repeats": study.n_repeats, "grids": study.grids,
+                                              "wall_seconds": study.wall_seconds})
+                record["files"].append("baseline-study.csv.gz")
             else:
                 results["thesis"] = run_thesis(seed, workers, n_restarts, not quiet,
                                                [t for t in targets if t.source == "thesis"])
@@ -557,6 +604,9 @@ def add_parser(subparsers):
                         help="run the tasks on the Dask cluster at ADDRESS, e.g. tcp://10.0.0.5:8786")
     parser.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
                         help="seconds to wait for the Dask scheduler (default: %(default)s)")
+    parser.add_argument("--real-record", default=None, metavar="PATH",
+                        help="the real-data record the baseline targets read Algorithm 3's repeats from "
+                             "(default: book/data/real_study.csv.gz)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars or messages")
     parser.set_defaults(handler=_handle)
     return parser
@@ -579,7 +629,7 @@ def _handle(args):
     _plotting()[0].switch_backend("Agg")  # files only: no display needed
     try:
         reproduce(args.targets, args.out, args.seed, args.restarts, args.workers, args.scheduler, args.quiet,
-                  connect_timeout=args.connect_timeout)
+                  connect_timeout=args.connect_timeout, real_record_path=args.real_record)
     except ConnectionError as error:
         raise SystemExit(str(error))
     return 0

@@ -4,6 +4,9 @@ Every chapter calls :func:`set_book_style` once; figures then share fonts, sizes
 the methods keep one colour each across chapters (:data:`METHOD_COLOURS`). The curve panels of both
 replications are drawn by one function each, used by the chapters and by ``python -m dplr reproduce``
 (:mod:`dplr.replication.cli`), so the two cannot drift apart.
+
+(Over 400 lines: every study's figure is drawn here, beside the style, palette and legend checks it shares with the
+others, so that a chapter and the command line cannot draw it differently.)
 """
 from __future__ import annotations
 
@@ -16,7 +19,8 @@ __all__ = ["METHOD_COLOURS", "PAPER_CURVE_STYLES", "THESIS_CURVE_STYLES", "set_b
            "plot_figure2_panel", "plot_thesis_panel", "legend_covered_points", "check_legends", "legend_below",
            "SITE_COLUMN_PX", "MIN_TEXT_PX", "smallest_text_px", "check_legible", "label_line_ends",
            "REAL_NAMES", "real_study_figure", "CONTENDER_STYLES", "modern_study_figure", "TUNER_STYLES",
-           "SELECTION_CONTENDER_NAMES", "selection_study_figure"]
+           "SELECTION_CONTENDER_NAMES", "selection_study_figure", "PART_COLOURS",
+           "baseline_parts_figure"]
 
 _PALETTE = sns.color_palette("colorblind")
 METHOD_COLOURS = {
@@ -375,3 +379,46 @@ def selection_study_figure(points, chance=None):
         ax.set_xlabel("privacy level ε")
     axes[0, 0].set_ylabel("test error")
     return _legend_below_panels(fig, axes, ncols=2)
+
+
+#: The colours of the cost-of-privacy parts (:data:`dplr.replication.baseline.study.PARTS`), in the chain's order.
+PART_COLOURS = {"feature map": _PALETTE[7], "candidate grid": _PALETTE[2], "noise": _PALETTE[0],
+                "split and selection": _PALETTE[3]}
+
+
+def baseline_parts_figure(parts):
+    """The gap between the deployed baseline and Algorithm 3 in four parts (:func:`dplr.replication.baseline.study.
+    decompose`), for one data set: one panel per method (rows) and loss (columns); at each ε a bar stacked from the
+    parts' means (positive parts upwards, negative downwards from 0), and the total's mean with its 95% interval as a
+    black point; one legend below the panels (checked against the data)."""
+    order = ("logistic", "huber", "sensitivity", "objective")
+    losses = sorted(dict.fromkeys(parts.loss), key=order.index)
+    methods = sorted(dict.fromkeys(parts.method), key=order.index)
+    key = parts.data.iloc[0]
+    names = {"sensitivity": "Algorithm 1", "objective": "Algorithm 2"}
+    fig, axes = plt.subplots(len(methods), len(losses), figsize=(3.4 * len(losses) - 0.1, 2.6 * len(methods) + 1.3),
+                             squeeze=False, sharey=True, layout="constrained")
+    for row, method in enumerate(methods):
+        for col, loss in enumerate(losses):
+            ax = axes[row, col]
+            cell = parts[(parts.loss == loss) & (parts.method == method)]
+            epsilons = sorted(cell.epsilon.unique())
+            x = np.arange(len(epsilons))
+            up, down = np.zeros(len(epsilons)), np.zeros(len(epsilons))
+            for part, colour in PART_COLOURS.items():
+                values = cell[cell.part == part].set_index("epsilon").loc[epsilons, "mean"].to_numpy()
+                bottom = np.where(values >= 0, up, down)
+                ax.bar(x, values, bottom=bottom, color=colour, width=0.7, label=part)
+                up, down = up + np.maximum(values, 0), down + np.minimum(values, 0)
+            total = cell[cell.part == "total"].set_index("epsilon").loc[epsilons]
+            ax.errorbar(x, total["mean"], yerr=[total["mean"] - total.ci_low, total.ci_high - total["mean"]],
+                        fmt="o", color="black", ms=3, lw=1, capsize=2, label="total gap (95% interval)")
+            ax.axhline(0, color="0.3", lw=0.8)
+            ax.set_xticks(x, [f"{e:g}" for e in epsilons], fontsize="x-small")
+            ax.set_title(f"{REAL_NAMES.get(key, key)}, {REAL_NAMES.get(loss, loss)}, {names.get(method, method)}",
+                         fontsize="small")
+            if row == len(methods) - 1:
+                ax.set_xlabel("privacy level ε")
+            if col == 0:
+                ax.set_ylabel("test error above B0")
+    return _legend_below_panels(fig, axes, ncols=3)

@@ -82,7 +82,8 @@ def read_record(path, fmt):
     scale = rows["data"].map(settings["n_test"]).astype(float)
     for column in fmt.errors:
         rows[column] = rows[column] / scale  # count / n: the float test_error returns
-    rows["n"] = rows["n"].astype(int)
+    if "n" in rows.columns:  # the training-set size, where a record keeps it
+        rows["n"] = rows["n"].astype(int)
     return rows, settings
 
 
