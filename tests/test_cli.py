@@ -135,6 +135,7 @@ def test_the_real_data_studies_report_their_own_seed():
 
 
 def test_the_selection_target_writes_its_record_table_and_figure(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")  # the figure: the optional extra dplr[plot]
     from dplr.replication.real import selection
     rng = np.random.default_rng(0)
     rows = [{"data": "adult", "n": 100, "contender": c, "method": m, "epsilon": e, "repeat": r, "lam": 1e-3,

@@ -88,3 +88,32 @@ def test_paired_gains_pairs_repeat_by_repeat_and_corrects_per_data_set_and_loss(
     assert (verdict.drop(("objective", 0.1)) == "no difference shown").all()
     with pytest.raises(ValueError):
         intercept.paired_gains(with_constant.assign(repeat=with_constant.repeat + 100), record)
+
+
+def test_deployed_offsets_subtract_the_baseline_from_the_reference():
+    baseline = pd.DataFrame([
+        {"data": "a", "loss": "logistic", "stage": "B0", "method": "nonprivate", "lam": 1e-7, "error": 0.14},
+        {"data": "a", "loss": "logistic", "stage": "B1", "method": "nonprivate", "lam": 1e-6, "error": 0.15},
+        {"data": "a", "loss": "huber", "stage": "B0", "method": "nonprivate", "lam": 1e-7, "error": 0.14}])
+    references = pd.DataFrame([{"data": "a", "loss": "logistic", "error_nonprivate_best": 0.17},
+                               {"data": "a", "loss": "huber", "error_nonprivate_best": 0.13}])
+    offsets = guide.deployed_offsets(baseline, references).set_index("loss")
+    assert np.isclose(offsets.loc["logistic", "offset"], 0.03) and offsets.loc["logistic", "deployed_lam"] == 1e-7
+    assert np.isclose(offsets.loc["huber", "offset"], -0.01)  # a reference below the baseline is kept, signed
+    assert "-0.0100" in str(guide.deployed_table(guide.deployed_offsets(baseline, references), name="t"))
+
+
+def test_tuning_table_marks_only_the_verdicts_of_the_rule():
+    comparisons = pd.DataFrame([
+        {"contender": "objective", "contrast": "rule - algorithm3", "epsilon": 1.0, "mean_difference": -0.04,
+         "verdict": "rule better"},
+        {"contender": "objective", "contrast": "selection - algorithm3", "epsilon": 1.0, "mean_difference": 0.02,
+         "verdict": "algorithm3 better"},
+        {"contender": "objective", "contrast": "rule - selection", "epsilon": 1.0, "mean_difference": -0.06,
+         "verdict": "rule better"},
+        {"contender": "dpsgd", "contrast": "selection - algorithm3", "epsilon": 1.0, "mean_difference": -0.03,
+         "verdict": "no difference shown"}])
+    text = str(guide.tuning_table(comparisons, name="t"))
+    assert "-0.040 better" in text and "+0.020 worse" in text and "-0.030" in text and "-0.030 better" not in text
+    assert "-0.060" not in text  # the tuners are compared with Algorithm 3 only
+    assert "fixed λ" in text and "DP-SGD" in text

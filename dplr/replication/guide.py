@@ -14,7 +14,12 @@ records into the guide's tables; it tests nothing new:
   row says that nothing was shown. Beside each choice: its mean test error with a 95% t-interval, the excess over the
   non-private reference of the same study, and the wall seconds one private model cost when the record was written;
 * :func:`size_table` -- the excess error of the pure-ε choice on subsamples, from the real-data study's learning
-  curves: how the cost of privacy grows as :math:`n` shrinks.
+  curves: how the cost of privacy grows as :math:`n` shrinks;
+* :func:`deployed_offsets` -- how far the studies' non-private reference lies above the model a practitioner would
+  deploy (:mod:`dplr.replication.baseline`: standardised features, an intercept, λ by cross-validation), to add to
+  every excess;
+* :func:`tuning_table` -- the selection study's verdicts (:mod:`dplr.replication.real.selection`): where private
+  selection or a data-independent λ was shown better or worse than Algorithm 3, at equal total privacy.
 
 What the guide can say is bounded by what was measured: two data sets (:math:`n` about 33,000 and 40,000, :math:`d`
 about 100), the studies' ε grid and λ grid, one δ. Outside that range it extrapolates, and the chapter says so.
@@ -26,7 +31,8 @@ import pandas as pd
 
 from dplr.replication.tables import CONTENDER_NAMES, result_table, signed
 
-__all__ = ["PURE_EPSILON", "REFERENCE", "choices", "size_table", "guide_table", "size_result_table", "intercept_table"]
+__all__ = ["PURE_EPSILON", "REFERENCE", "choices", "size_table", "guide_table", "size_result_table", "intercept_table",
+           "deployed_offsets", "deployed_table", "TUNERS", "tuning_table"]
 
 #: The contenders whose guarantee is pure ε-DP (NIPS 2008 Algorithm 1; JMLR 2011's corrected Algorithm 2).
 PURE_EPSILON = ("sensitivity", "objective")
@@ -167,3 +173,58 @@ def intercept_table(gains, name, caption=None, names=None, epsilons=None):
         out.append(line)
     return result_table(out, name=name, caption=caption, right=[c for c in out[0] if c.startswith("ε")],
                         compact=True)
+
+
+def deployed_offsets(baseline_rows, references):
+    """Per data set and loss: the deployed baseline's test error and λ (stage ``B0`` of the baseline record,
+    :mod:`dplr.replication.baseline`), the studies' non-private reference (``error_nonprivate_best`` of
+    :func:`dplr.replication.modern.study.references`) and ``offset``, the reference minus the baseline: the amount to add
+    to an excess over the reference for the excess over the deployed model. For the Huber SVM the deployed model is
+    the logistic one (the baseline study's choice: the best deployable linear model)."""
+    b0 = baseline_rows[baseline_rows.stage == "B0"].drop_duplicates(["data", "loss"]).set_index(["data", "loss"])
+    rows = []
+    for _, ref in references.iterrows():
+        base = b0.loc[(ref.data, ref.loss)]
+        rows.append({"data": ref.data, "loss": ref.loss, "deployed": float(base.error), "deployed_lam": float(base.lam),
+                     "reference": float(ref.error_nonprivate_best),
+                     "offset": float(ref.error_nonprivate_best - base.error)})
+    return pd.DataFrame(rows)
+
+
+def deployed_table(offsets, name, caption=None, names=None):
+    """:func:`deployed_offsets` as a table; ``names`` maps the data sets' keys to the names shown."""
+    frame = offsets.assign(_l=offsets.loss.map(_LOSS_ORDER)).sort_values(["data", "_l"])
+    out = [{"data": (names or {}).get(r.data, r.data), "loss": _LOSS_NAMES.get(r.loss, r.loss),
+            "deployed: error": f"{r.deployed:.4f}", "deployed: λ": f"{r.deployed_lam:.0e}",
+            "reference": f"{r.reference:.4f}", "add to every excess": signed(r.offset, 4)}
+           for _, r in frame.iterrows()]
+    return result_table(out, name=name, caption=caption, right=[c for c in out[0] if c not in ("data", "loss")],
+                        compact=True)
+
+
+#: The tuners of the selection study compared with Algorithm 3, with the names the guide shows.
+TUNERS = {"selection": "private selection", "rule": "fixed λ"}
+
+
+def tuning_table(comparisons, name, caption=None):
+    """The selection study's comparisons with Algorithm 3 (:func:`dplr.replication.real.selection.
+    selection_comparisons`): per contender and tuner (rows) and ε (columns), the mean difference of test errors,
+    tuner − Algorithm 3, with "better" or "worse" where the fixed, Holm-corrected rule shows a difference."""
+    vs = comparisons[comparisons.contrast.isin([f"{t} - algorithm3" for t in TUNERS])]
+    epsilons = sorted(vs.epsilon.unique())
+    out = []
+    for contender in dict.fromkeys(vs.contender):
+        for tuner, title in TUNERS.items():
+            sub = vs[(vs.contender == contender) & (vs.contrast == f"{tuner} - algorithm3")].set_index("epsilon")
+            if sub.empty:
+                continue
+            line = {"learner": CONTENDER_NAMES[contender], "tuner": title}
+            for eps in epsilons:
+                if eps not in sub.index:
+                    line[f"ε = {eps:g}"] = ""
+                    continue
+                r = sub.loc[eps]
+                mark = {f"{tuner} better": " better", "algorithm3 better": " worse"}.get(r.verdict, "")
+                line[f"ε = {eps:g}"] = signed(r.mean_difference, 3) + mark
+            out.append(line)
+    return result_table(out, name=name, caption=caption, right=[f"ε = {e:g}" for e in epsilons], compact=True)
