@@ -307,6 +307,18 @@ def certified_output(X, y, lam, loss, calibration, coef, grad_norm, b, plan, n_d
     return certified + calibration.output_mechanism(d).sample(n_draws, check_random_state(random_state))
 
 
+def _grid_release(value, calibrate, n_draws, random_state):
+    """``value`` (scalar or array, finite) flattened, released by the grid mechanism of ``calibrate(size)`` and
+    reshaped: the common body of the two grid releases."""
+    value = np.asarray(value, dtype=float)
+    if value.size == 0 or not np.all(np.isfinite(value)):
+        raise ValueError(f"value must be a non-empty array of finite numbers, got {value!r}. Fix: release only "
+                         f"finite values (clip them to public bounds first).")
+    flat = value.reshape(-1)
+    released = calibrate(flat.size).mechanism().release(flat, n_draws, check_random_state(random_state))
+    return released.reshape(value.shape if n_draws is None else (n_draws,) + value.shape)
+
+
 def grid_laplace_release(value, sensitivity, epsilon, n_draws=None, random_state=None):
     r"""Release a scalar or vector ``value`` of L2 sensitivity :math:`S`, ε-DP as run: :math:`g(\mathrm{round}(v/g) + K)`.
 
@@ -315,14 +327,7 @@ def grid_laplace_release(value, sensitivity, epsilon, n_draws=None, random_state
     exactly (:class:`dplr.mechanisms.DiscreteLaplace`); the outputs are grid points, exact float64 numbers. Returns
     an array of ``value``'s shape (``n_draws=None``) or ``(n_draws,) + shape``.
     """
-    value = np.asarray(value, dtype=float)
-    if value.size == 0 or not np.all(np.isfinite(value)):
-        raise ValueError(f"value must be a non-empty array of finite numbers, got {value!r}. Fix: release only "
-                         f"finite values (clip them to public bounds first).")
-    flat = value.reshape(-1)
-    mechanism = grid_laplace_calibration(sensitivity, epsilon, flat.size).mechanism()
-    released = mechanism.release(flat, n_draws, check_random_state(random_state))
-    return released.reshape(value.shape if n_draws is None else (n_draws,) + value.shape)
+    return _grid_release(value, lambda dim: grid_laplace_calibration(sensitivity, epsilon, dim), n_draws, random_state)
 
 
 def grid_gaussian_release(value, sensitivity, epsilon, delta, n_draws=None, random_state=None):
@@ -333,11 +338,5 @@ def grid_gaussian_release(value, sensitivity, epsilon, delta, n_draws=None, rand
     exactly (:class:`dplr.mechanisms.DiscreteGaussian`); the outputs are grid points, exact float64 numbers. Returns
     an array of ``value``'s shape (``n_draws=None``) or ``(n_draws,) + shape``.
     """
-    value = np.asarray(value, dtype=float)
-    if value.size == 0 or not np.all(np.isfinite(value)):
-        raise ValueError(f"value must be a non-empty array of finite numbers, got {value!r}. Fix: release only "
-                         f"finite values (clip them to public bounds first).")
-    flat = value.reshape(-1)
-    mechanism = grid_gaussian_calibration(sensitivity, epsilon, delta, flat.size).mechanism()
-    released = mechanism.release(flat, n_draws, check_random_state(random_state))
-    return released.reshape(value.shape if n_draws is None else (n_draws,) + value.shape)
+    return _grid_release(value, lambda dim: grid_gaussian_calibration(sensitivity, epsilon, delta, dim), n_draws,
+                         random_state)
