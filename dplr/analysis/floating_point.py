@@ -487,7 +487,7 @@ def normal_ziggurat_tables(n_draws=2 ** 15, seed=20220522):
     """numpy's normal ziggurat tables: every width pinned exactly by ``n_draws`` of numpy's own draws
     (``PCG64(seed)``), ``ki`` and ``fi`` recomputed from them; raises unless the tables replay those draws bit for bit.
 
-    The recursion (:func:`_normal_recursion_widths`, with the 12-digit area) lands about 3e-10 (relative) from
+    The recursion (``_normal_recursion_widths``, with the 12-digit area) lands about 3e-10 (relative) from
     numpy's widths, so each width is searched near the ratio ``x / rabs`` of its layer's draw with the largest
     ``rabs`` and must then map every draw of its layer exactly (within 1e-9 of the recursion's, or it raises).
     """
