@@ -26,6 +26,11 @@ They take labels already in {-1, +1} and rows with :math:`\lVert x_i\rVert \le 1
 restarts" of the paper's experiments (NIPS 2008, Section 6) cost one batched solve. The
 scikit-learn estimators in :mod:`dplr.estimators` wrap them.
 
+Each returns its coefficients only; the calibration record a call released with is
+:func:`calibration_used` of the same call (for :func:`dplr.dpsgd.dp_sgd` too), computed by the very function the
+algorithm calls, so the two cannot drift. The module is over 400 lines because each algorithm's calibration step
+lives beside it, and each docstring states its theorem's conditions.
+
 Sources
 -------
 * Algorithm 1 and Corollary 2: NIPS 2008, Section 3 (p. 3).
@@ -35,6 +40,8 @@ Sources
 * The Gaussian algorithms: the sources in :mod:`dplr.gaussian`.
 """
 from __future__ import annotations
+
+import inspect
 
 import numpy as np
 
@@ -53,6 +60,7 @@ from dplr.gaussian import (
     gaussian_output_perturbation_calibration,
     gaussian_output_perturbation_grid_calibration,
 )
+from dplr.dpsgd import dp_sgd, dpsgd_calibration
 from dplr.losses import get_loss
 from dplr.release import private_release
 from dplr.solver import solve_regularized_erm
@@ -74,6 +82,7 @@ __all__ = [
     "gaussian_output_perturbation",
     "gaussian_objective_perturbation",
     "approximate_minima_perturbation",
+    "calibration_used",
     "SENSITIVITY_METHOD_RELEASES",
 ]
 
@@ -137,7 +146,7 @@ def sensitivity_method_noise(n, dim, epsilon, lam, loss="logistic", huber_h=0.5,
 
 
 def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws=None, random_state=None,
-                       tol=1e-8, return_calibration=False, check_input=True, max_iter=100, release="float"):
+                       tol=1e-8, check_input=True, max_iter=100, release="float"):
     r"""Algorithm 1 (NIPS 2008): :math:`w + \eta`, :math:`h(\eta) \propto e^{-\beta\lVert\eta\rVert}`, :math:`\beta = \varepsilon/S`.
 
     ε-DP for :math:`\lVert x_i\rVert \le 1` and any convex loss with :math:`|\ell'| \le L` (Theorem 1), for the
@@ -148,8 +157,11 @@ def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws
     :math:`S = 2(L + n\,\text{tol})/(n\lambda)` (:func:`~dplr.calibration.sensitivity_bound`); ``tol`` is a
     privacy parameter. ``n_draws=None`` returns one classifier of shape ``(d,)``; an integer ``k`` returns ``k``
     independent draws, shape ``(k, d)``, sharing the one non-private solve (releasing all ``k`` costs
-    :math:`k\varepsilon`). ``return_calibration=True`` returns ``(coef, calibration)``. ``check_input=False`` skips
-    the checks of ``X`` and ``y``.
+    :math:`k\varepsilon`). ``check_input=False`` skips the checks of ``X`` and ``y``.
+
+    Returns: ``coef``, shape ``(d,)`` or ``(n_draws, d)``. The calibration it released with (a
+    :class:`~dplr.calibration.SensitivityMethodCalibration`, or the grid's) is
+    ``calibration_used(sensitivity_method, X, y, ...the same arguments...)`` (:func:`calibration_used`).
 
     ``release="grid"`` is the hardened release (:class:`~dplr.calibration.SensitivityMethodGridCalibration`): the
     certified point rounded to a power-of-two grid plus per-coordinate discrete Laplace noise drawn exactly in
@@ -157,10 +169,7 @@ def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws
     book's chapter on floating point), at a small cost in noise. ``release="float"`` (default) is the float64
     sampler of the paper's law, ε-DP over the reals only.
     """
-    if release not in SENSITIVITY_METHOD_RELEASES:
-        raise ValueError(f"release must be one of {SENSITIVITY_METHOD_RELEASES}, got {release!r}. Fix: 'grid' for "
-                         f"the release that is private as run (exact sampler, outputs on a grid), 'float' for the "
-                         f"paper's float64 one.")
+    _check_output_release(release, "the paper's float64 one")
     rng = check_random_state(random_state)
     if check_input:
         X, y = check_training_data(X, y)
@@ -168,10 +177,24 @@ def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws
     tol, max_iter = _check_solver_options(tol, max_iter)
     loss = get_loss(loss, huber_h)
     # the calibration first, so that what float64 cannot calibrate is refused before the solve
-    calibrate = sensitivity_method_grid_calibration if release == "grid" else sensitivity_method_calibration
-    calibration = calibrate(X.shape[0], lam, epsilon, loss.lipschitz, check_input=False, solver_tol=tol)
-    coef = private_release(X, y, lam, loss, calibration, n_draws, rng, tol=tol, max_iter=max_iter)
-    return (coef, calibration) if return_calibration else coef
+    calibration = _sensitivity_method_calibration(X.shape[0], epsilon, lam, loss, huber_h, tol, release)
+    return private_release(X, y, lam, loss, calibration, n_draws, rng, tol=tol, max_iter=max_iter)
+
+
+def _check_output_release(release, float_release):
+    if release not in SENSITIVITY_METHOD_RELEASES:
+        raise ValueError(f"release must be one of {SENSITIVITY_METHOD_RELEASES}, got {release!r}. Fix: 'grid' for "
+                         f"the release that is private as run (exact sampler, outputs on a grid), 'float' for "
+                         f"{float_release}.")
+    return release
+
+
+def _sensitivity_method_calibration(n, epsilon, lam, loss, huber_h, tol, release):
+    """The calibration :func:`sensitivity_method` releases with (its arguments of the same names; ``n`` records)."""
+    grid = _check_output_release(release, "the paper's float64 one") == "grid"
+    calibrate = sensitivity_method_grid_calibration if grid else sensitivity_method_calibration
+    return calibrate(n, check_lambda(lam), check_epsilon(epsilon), get_loss(loss, huber_h).lipschitz,
+                     check_input=False, solver_tol=check_tolerance(tol))
 
 
 def objective_perturbation_noise(n, dim, epsilon, lam, loss="logistic", huber_h=0.5, form="corrected", n_draws=None,
@@ -208,7 +231,7 @@ def _default_gamma(gamma, n):
 
 
 def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, form="corrected", n_draws=None,
-                           random_state=None, tol=1e-8, return_calibration=False, noise=None, solver_options=None,
+                           random_state=None, tol=1e-8, noise=None, solver_options=None,
                            check_input=True, *, release="certified", gamma=None):
     r"""Algorithm 2: :math:`\arg\min_w \frac{\lambda+\Delta}{2}\lVert w\rVert^2 + \frac{b^\top w}{n} + \frac1n\sum_i \ell(y_i w^\top x_i)`.
 
@@ -245,10 +268,14 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
     solver_options : dict or None
         Passed to :func:`~dplr.solver.solve_regularized_erm` (``warm_start``, ``chunk_size``, ...): they
         change the path to the minimisers, never the minimisers.
-    return_calibration : bool
-        Also return the calibration (a tuple of them for an ``epsilon`` array).
     check_input : bool
         ``False`` skips the checks of ``X`` and ``y`` (for callers that made them).
+
+    Returns
+    -------
+    coef : array, shape ``(d,)``, or ``(k, d)`` (``n_draws=k``, a ``(k, d)`` ``noise``, or an ``epsilon`` array of
+        length ``k``). The calibration it released with (a tuple of them for an ``epsilon`` array) is
+        ``calibration_used(objective_perturbation, X, y, ...the same arguments...)`` (:func:`calibration_used`).
     """
     if check_input:
         X, y = check_training_data(X, y)
@@ -256,18 +283,11 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
     lam = check_lambda(lam)
     tol = check_tolerance(tol)
     n, d = X.shape
-    release = _check_release(release, epsilon, noise)
+    calibration = _objective_perturbation_calibration(n, epsilon, lam, loss, huber_h, form, release, gamma, noise)
     if release == "certified":
-        calibration = certified_objective_perturbation_calibration(
-            check_epsilon(epsilon), n, lam, _default_gamma(gamma, n), loss.curvature, loss.lipschitz, form,
-            check_input=False)
-        coef = private_release(X, y, lam, loss, calibration, n_draws, random_state,
+        return private_release(X, y, lam, loss, calibration, n_draws, random_state,
                                solver_options=_check_solver_dict(solver_options))
-        return (coef, calibration) if return_calibration else coef
     per_problem = np.ndim(epsilon) == 1
-    epsilons = [check_epsilon(e) for e in np.atleast_1d(epsilon)]
-    calibrations = [objective_perturbation_calibration(e, n, lam, loss.curvature, loss.lipschitz, form,
-                                                       check_input=False) for e in epsilons]
     b = None
     if noise is not None:
         b = np.asarray(noise, dtype=float)
@@ -278,28 +298,38 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
         if n_draws is not None:
             raise ValueError("an epsilon array draws one problem per value: leave n_draws at None.")
         random_state = (list(random_state) if isinstance(random_state, (list, tuple)) else
-                        [check_random_state(random_state)] * len(epsilons))
-        if len(random_state) != len(epsilons):
-            raise ValueError(f"{len(epsilons)} values of epsilon but {len(random_state)} random states.")
-    coef = private_release(X, y, lam, loss, tuple(calibrations) if per_problem else calibrations[0], n_draws,
-                           random_state, tol=tol, solver_options=_check_solver_dict(solver_options), noise=b)
-    if return_calibration:
-        return coef, (tuple(calibrations) if per_problem else calibrations[0])
-    return coef
+                        [check_random_state(random_state)] * len(calibration))
+        if len(random_state) != len(calibration):
+            raise ValueError(f"{len(calibration)} values of epsilon but {len(random_state)} random states.")
+    return private_release(X, y, lam, loss, calibration, n_draws, random_state, tol=tol,
+                           solver_options=_check_solver_dict(solver_options), noise=b)
+
+
+def _objective_perturbation_calibration(n, epsilon, lam, loss, huber_h, form, release, gamma, noise):
+    """The calibration :func:`objective_perturbation` releases with (a tuple of them for an ``epsilon`` array)."""
+    loss, lam = get_loss(loss, huber_h), check_lambda(lam)
+    if _check_release(release, epsilon, noise) == "certified":
+        return certified_objective_perturbation_calibration(
+            check_epsilon(epsilon), n, lam, _default_gamma(gamma, n), loss.curvature, loss.lipschitz, form,
+            check_input=False)
+    calibrations = tuple(objective_perturbation_calibration(check_epsilon(e), n, lam, loss.curvature, loss.lipschitz,
+                                                            form, check_input=False)
+                         for e in np.atleast_1d(epsilon))
+    return calibrations if np.ndim(epsilon) == 1 else calibrations[0]
 
 
 def gaussian_output_perturbation(X, y, epsilon, delta, lam, loss="logistic", huber_h=0.5, n_draws=None,
-                                 random_state=None, tol=1e-8, return_calibration=False, check_input=True,
-                                 max_iter=100, release="float"):
+                                 random_state=None, tol=1e-8, check_input=True, max_iter=100, release="float"):
     r"""Output perturbation with Gaussian noise: :math:`w + \eta`, :math:`\eta \sim N(0, \sigma^2 I)`, (ε, δ)-DP.
 
     :math:`w` is the solver's regularised ERM minimiser, certified at gradient norm :math:`\le` ``tol`` (else the
     fallback's point, :func:`~dplr.solver.fixed_step_descent`), so within ``tol``/λ of the exact one on every data
     set; :math:`\sigma` is the analytic Gaussian calibration
     for the sensitivity :math:`2(L + n\,\text{tol})/(n\lambda)`
-    (:func:`~dplr.gaussian.gaussian_output_perturbation_calibration`, which states the theorem). ``n_draws``,
-    ``return_calibration`` and ``check_input`` as in :func:`sensitivity_method`; the stream draws ``n_draws * d``
-    standard normals.
+    (:func:`~dplr.gaussian.gaussian_output_perturbation_calibration`, which states the theorem). ``n_draws``
+    and ``check_input`` as in :func:`sensitivity_method`; the stream draws ``n_draws * d`` standard normals.
+    Returns: ``coef``, shape ``(d,)`` or ``(n_draws, d)``; the calibration it released with is
+    ``calibration_used(gaussian_output_perturbation, X, y, ...the same arguments...)`` (:func:`calibration_used`).
 
     ``release="grid"`` is the hardened release (:class:`~dplr.gaussian.GaussianOutputPerturbationGridCalibration`):
     the certified point rounded to a power-of-two grid plus per-coordinate discrete Gaussian noise drawn exactly in
@@ -308,26 +338,28 @@ def gaussian_output_perturbation(X, y, epsilon, delta, lam, loss="logistic", hub
     conversion from zCDP, :func:`~dplr.gaussian.zcdp_rho`). ``release="float"`` (default) draws float64 normals,
     (ε, δ)-DP over the reals only.
     """
-    if release not in SENSITIVITY_METHOD_RELEASES:
-        raise ValueError(f"release must be one of {SENSITIVITY_METHOD_RELEASES}, got {release!r}. Fix: 'grid' for "
-                         f"the release that is private as run (exact sampler, outputs on a grid), 'float' for the "
-                         f"float64 normals.")
+    _check_output_release(release, "the float64 normals")
     rng = check_random_state(random_state)
     if check_input:
         X, y = check_training_data(X, y)
     lam = check_lambda(lam)
     tol, max_iter = _check_solver_options(tol, max_iter)
     loss = get_loss(loss, huber_h)
-    calibrate = (gaussian_output_perturbation_grid_calibration if release == "grid"
-                 else gaussian_output_perturbation_calibration)
-    calibration = calibrate(X.shape[0], lam, epsilon, delta, loss.lipschitz, tol)
-    coef = private_release(X, y, lam, loss, calibration, n_draws, rng, tol=tol, max_iter=max_iter)
-    return (coef, calibration) if return_calibration else coef
+    calibration = _gaussian_output_perturbation_calibration(X.shape[0], epsilon, delta, lam, loss, huber_h, tol,
+                                                            release)
+    return private_release(X, y, lam, loss, calibration, n_draws, rng, tol=tol, max_iter=max_iter)
+
+
+def _gaussian_output_perturbation_calibration(n, epsilon, delta, lam, loss, huber_h, tol, release):
+    """The calibration :func:`gaussian_output_perturbation` releases with."""
+    grid = _check_output_release(release, "the float64 normals") == "grid"
+    calibrate = gaussian_output_perturbation_grid_calibration if grid else gaussian_output_perturbation_calibration
+    return calibrate(n, check_lambda(lam), epsilon, delta, get_loss(loss, huber_h).lipschitz, check_tolerance(tol))
 
 
 def gaussian_objective_perturbation(X, y, epsilon, delta, lam, loss="logistic", huber_h=0.5, n_draws=None,
-                                    random_state=None, tol=1e-8, return_calibration=False, solver_options=None,
-                                    check_input=True, *, release="certified", gamma=None):
+                                    random_state=None, tol=1e-8, solver_options=None, check_input=True, *,
+                                    release="certified", gamma=None):
     r"""Objective perturbation with Gaussian noise (Kifer, Smith & Thakurta 2012, "Obj-Pert"), (ε, δ)-DP.
 
     Returns :math:`\arg\min_w \frac{\lambda+\Delta}{2}\lVert w\rVert^2 + \frac{b^\top w}{n} + \frac1n\sum_i
@@ -339,26 +371,32 @@ def gaussian_objective_perturbation(X, y, epsilon, delta, lam, loss="logistic", 
     and releases the point certified at gradient norm ``gamma`` plus analytic Gaussian output noise
     (:func:`~dplr.gaussian.certified_gaussian_objective_perturbation_calibration`); ``release="exact_minimiser"`` is
     the solver's point as if it were the exact minimiser, the idealisation of Kifer, Smith & Thakurta's theorem.
+
+    Returns: ``coef``, shape ``(d,)`` or ``(n_draws, d)``; the calibration it released with is
+    ``calibration_used(gaussian_objective_perturbation, X, y, ...the same arguments...)`` (:func:`calibration_used`).
     """
     if check_input:
         X, y = check_training_data(X, y)
     loss = get_loss(loss, huber_h)
     lam, tol = check_lambda(lam), check_tolerance(tol)
-    if _check_release(release, epsilon, None) == "certified":
-        calibration = certified_gaussian_objective_perturbation_calibration(
-            epsilon, delta, X.shape[0], lam, _default_gamma(gamma, X.shape[0]), loss.curvature, loss.lipschitz)
-    else:
-        calibration = gaussian_objective_perturbation_calibration(epsilon, delta, X.shape[0], lam, loss.curvature,
-                                                                  loss.lipschitz)
-    coef = private_release(X, y, lam, loss, calibration, n_draws, random_state, tol=tol,
+    calibration = _gaussian_objective_perturbation_calibration(X.shape[0], epsilon, delta, lam, loss, huber_h, release,
+                                                               gamma)
+    return private_release(X, y, lam, loss, calibration, n_draws, random_state, tol=tol,
                            solver_options=_check_solver_dict(solver_options))
-    return (coef, calibration) if return_calibration else coef
+
+
+def _gaussian_objective_perturbation_calibration(n, epsilon, delta, lam, loss, huber_h, release, gamma):
+    """The calibration :func:`gaussian_objective_perturbation` releases with."""
+    loss, lam = get_loss(loss, huber_h), check_lambda(lam)
+    if _check_release(release, epsilon, None) == "certified":
+        return certified_gaussian_objective_perturbation_calibration(
+            epsilon, delta, n, lam, _default_gamma(gamma, n), loss.curvature, loss.lipschitz)
+    return gaussian_objective_perturbation_calibration(epsilon, delta, n, lam, loss.curvature, loss.lipschitz)
 
 
 def approximate_minima_perturbation(X, y, epsilon, delta, lam, gamma=None, loss="logistic", huber_h=0.5,
                                     n_draws=None, random_state=None, epsilon_split=(0.891, 0.099, 0.01),
-                                    delta_split=(0.99, 0.01), return_calibration=False, solver_options=None,
-                                    check_input=True):
+                                    delta_split=(0.99, 0.01), solver_options=None, check_input=True):
     r"""Approximate minima perturbation (Iyengar et al., IEEE S&P 2019, Algorithm 1), (ε, δ)-DP.
 
     Gaussian objective perturbation, solved only to gradient norm :math:`\le\gamma` (``gamma``; default
@@ -373,15 +411,61 @@ def approximate_minima_perturbation(X, y, epsilon, delta, lam, gamma=None, loss=
     ``solver_options`` makes it rarer). A :math:`\gamma` float64 cannot certify is refused before the solve
     (``ValueError``, with the smallest that works): the default :math:`1/n^2` is, from about 160,000 records on. The
     stream draws the objective noise (``n_draws * d`` normals), then the output noise.
+
+    Returns: ``coef``, shape ``(d,)`` or ``(n_draws, d)``; the calibration it released with is
+    ``calibration_used(approximate_minima_perturbation, X, y, ...the same arguments...)`` (:func:`calibration_used`).
     """
     if check_input:
         X, y = check_training_data(X, y)
     loss = get_loss(loss, huber_h)
     lam = check_lambda(lam)
-    n, d = X.shape
-    gamma = 1.0 / n**2 if gamma is None else gamma
-    calibration = approximate_minima_perturbation_calibration(epsilon, delta, n, lam, gamma, loss.curvature,
-                                                              loss.lipschitz, epsilon_split, delta_split)
-    coef = private_release(X, y, lam, loss, calibration, n_draws, random_state,
+    calibration = _approximate_minima_perturbation_calibration(X.shape[0], epsilon, delta, lam, gamma, loss, huber_h,
+                                                               epsilon_split, delta_split)
+    return private_release(X, y, lam, loss, calibration, n_draws, random_state,
                            solver_options=_check_solver_dict(solver_options))
-    return (coef, calibration) if return_calibration else coef
+
+
+def _approximate_minima_perturbation_calibration(n, epsilon, delta, lam, gamma, loss, huber_h, epsilon_split,
+                                                 delta_split):
+    """The calibration :func:`approximate_minima_perturbation` releases with."""
+    loss = get_loss(loss, huber_h)
+    gamma = 1.0 / n**2 if gamma is None else gamma
+    return approximate_minima_perturbation_calibration(epsilon, delta, n, check_lambda(lam), gamma, loss.curvature,
+                                                       loss.lipschitz, epsilon_split, delta_split)
+
+
+#: each private algorithm's calibration, from its arguments of the same names (and ``n``, the number of records):
+#: the functions the algorithms themselves call
+_CALIBRATIONS = {
+    sensitivity_method: _sensitivity_method_calibration,
+    objective_perturbation: _objective_perturbation_calibration,
+    gaussian_output_perturbation: _gaussian_output_perturbation_calibration,
+    gaussian_objective_perturbation: _gaussian_objective_perturbation_calibration,
+    approximate_minima_perturbation: _approximate_minima_perturbation_calibration,
+    dp_sgd: dpsgd_calibration,
+}
+
+
+def calibration_used(algorithm, X, y, *args, **kwargs):
+    r"""The calibration record ``algorithm(X, y, *args, **kwargs)`` releases with, without releasing anything.
+
+    ``algorithm`` is one of the private algorithms -- :func:`sensitivity_method`, :func:`objective_perturbation`,
+    :func:`gaussian_output_perturbation`, :func:`gaussian_objective_perturbation`,
+    :func:`approximate_minima_perturbation`, :func:`dplr.dpsgd.dp_sgd` -- and the other arguments are the
+    algorithm's own, bound by its signature (its defaults included: the release variant, the certified
+    :math:`\gamma`, the tolerance). Each algorithm computes its calibration with the function this one calls, so
+    the two cannot differ. A calibration is a function of public quantities only: of ``X`` only its number of rows
+    is read (``y`` is not), the records are not checked, no noise is drawn, nothing is solved. Returns the
+    algorithm's calibration record (for :func:`objective_perturbation` with an ``epsilon`` array, a tuple of them,
+    one per value); a ``ValueError`` for another function.
+    """
+    try:
+        calibrate = _CALIBRATIONS[algorithm]
+    except (KeyError, TypeError):
+        names = ", ".join(function.__name__ for function in _CALIBRATIONS)
+        raise ValueError(f"calibration_used takes one of the private algorithms ({names}), got {algorithm!r}.") \
+            from None
+    arguments = inspect.signature(algorithm).bind(X, y, *args, **kwargs)
+    arguments.apply_defaults()
+    arguments = dict(arguments.arguments, n=np.shape(X)[0])
+    return calibrate(**{name: arguments[name] for name in inspect.signature(calibrate).parameters})

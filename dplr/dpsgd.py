@@ -272,23 +272,27 @@ def dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learnin
 
 def dp_sgd(X, y, epsilon, delta, sampling_rate, steps, learning_rate, clip_norm=1.0, lam=0.0, loss="logistic",
            huber_h=0.5, n_draws=None, random_state=None, neighbouring="replace", accountant="pld",
-           return_calibration=False, check_input=True, lot_size=None):
+           check_input=True, lot_size=None):
     r"""DP-SGD at a privacy target: calibrate :math:`\sigma` with the accountant (:func:`dpsgd_calibration`), then train.
 
     (ε, δ)-DP under ``neighbouring`` (module docstring): clipping alone bounds each record's contribution. The
     package's rows (:math:`\lVert x_i\rVert \le 1`, checked as everywhere) have gradients of norm at most :math:`L`,
-    so ``clip_norm >= 1`` never clips them. ``return_calibration=True`` returns ``(coef, calibration)``.
+    so ``clip_norm >= 1`` never clips them.
     ``lot_size``: the public number the lot's noisy sum is divided by (module docstring); required under
     ``"add_remove"``, where the default :math:`qn` would depend on the record added or removed.
+
+    Returns: ``coef``, shape ``(d,)`` or ``(n_draws, d)``; the calibration it trained with is
+    ``dpsgd_calibration(epsilon, delta, sampling_rate, steps, clip_norm, neighbouring, accountant)`` (the same
+    arguments; :func:`dplr.algorithms.calibration_used` binds them from a call's).
     """
     if check_input:
         X, y = check_training_data(X, y)
-    calibration = dpsgd_calibration(epsilon, delta, sampling_rate, steps, clip_norm, neighbouring, accountant)
+    calibration = dpsgd_calibration(epsilon=epsilon, delta=delta, sampling_rate=sampling_rate, steps=steps,
+                                    clip_norm=clip_norm, neighbouring=neighbouring, accountant=accountant)
     if neighbouring == "add_remove" and lot_size is None:
         raise ValueError("under neighbouring='add_remove' the number of records n differs between neighbours, so the "
                          "lot's sum must not be divided by q*n. Fix: pass lot_size, a public expected lot size (q "
                          "times a public number of records), or use neighbouring='replace'.")
-    coef = dpsgd_train(X, y, calibration.noise_multiplier, calibration.clip_norm, calibration.sampling_rate,
+    return dpsgd_train(X, y, calibration.noise_multiplier, calibration.clip_norm, calibration.sampling_rate,
                        calibration.steps, learning_rate, lam, loss, huber_h, n_draws, random_state, check_input=False,
                        lot_size=lot_size)
-    return (coef, calibration) if return_calibration else coef

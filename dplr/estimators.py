@@ -143,8 +143,11 @@ class _LinearClassifierThroughOrigin(ClassifierMixin, BaseEstimator):
             self.calibration_ = None
             return learner.release(X, y, loss=loss, check_input=False, **parameters)
         target = {name: getattr(self, name) for name in learner.privacy_target}
-        coef, self.calibration_ = learner.release(X, y, **target, loss=loss, random_state=self.random_state,
-                                                  return_calibration=True, check_input=False, **parameters)
+        # the calibration the release uses, computed by the function the algorithm calls (no data read)
+        calibration = learner.calibration(X, y, **target, loss=loss, check_input=False, **parameters)
+        coef = learner.release(X, y, **target, loss=loss, random_state=self.random_state, check_input=False,
+                               **parameters)
+        self.calibration_ = calibration
         return coef
 
     def decision_function(self, X):

@@ -4,7 +4,8 @@ A :class:`Learner` names an algorithm of :mod:`dplr.algorithms` (or :func:`dplr.
 proves (``"none"``, ``"epsilon"`` or ``"epsilon-delta"``) and the names of its parameters beyond the data, the
 privacy target and the loss. Its :meth:`Learner.release` calls the algorithm with one calling convention for all of
 them: ``release(X, y, epsilon=..., delta=..., loss=..., **parameters)``, the privacy target only where the guarantee
-has it. :data:`LEARNERS` is the registry of the book's algorithms; the scikit-learn estimators
+has it, and :meth:`Learner.calibration` the calibration such a call releases with
+(:func:`dplr.algorithms.calibration_used`). :data:`LEARNERS` is the registry of the book's algorithms; the scikit-learn estimators
 (:mod:`dplr.estimators`), the auditable forms (:mod:`dplr.analysis.auditable`) and the modern study's contenders
 (``dplr.replication.modern.contenders``) call their algorithm through it. The privacy theorems and their
 conditions are stated where the algorithms live.
@@ -16,6 +17,7 @@ from typing import Callable
 
 from dplr.algorithms import (
     approximate_minima_perturbation,
+    calibration_used,
     gaussian_objective_perturbation,
     gaussian_output_perturbation,
     objective_perturbation,
@@ -56,11 +58,19 @@ class Learner:
         ``parameters`` are passed on by name (the algorithm checks them); an ``epsilon`` or ``delta`` the guarantee
         does not use is refused, so that a non-private or pure-ε learner is never mistaken for an (ε, δ) one.
         """
+        return self.algorithm(X, y, *self._target(epsilon, delta), **parameters)
+
+    def calibration(self, X, y, *, epsilon=None, delta=None, **parameters):
+        """The calibration record :meth:`release` with the same arguments releases with
+        (:func:`dplr.algorithms.calibration_used`); a ``ValueError`` for the non-private learner."""
+        return calibration_used(self.algorithm, X, y, *self._target(epsilon, delta), **parameters)
+
+    def _target(self, epsilon, delta):
         values = {"epsilon": epsilon, "delta": delta}
         unused = [name for name, value in values.items() if value is not None and name not in self.privacy_target]
         if unused:
             raise TypeError(f"learner {self.name!r} ({self.guarantee}) takes no {' or '.join(unused)}.")
-        return self.algorithm(X, y, *(values[name] for name in self.privacy_target), **parameters)
+        return tuple(values[name] for name in self.privacy_target)
 
 
 #: the book's learners by name (the names of the modern study's contenders, and ``"standard"``)

@@ -3,6 +3,9 @@ import numpy as np
 import pytest
 
 from dplr.algorithms import (
+    calibration_used,
+    approximate_minima_perturbation,
+    gaussian_objective_perturbation,
     gaussian_output_perturbation,
     objective_perturbation,
     objective_perturbation_noise,
@@ -34,7 +37,8 @@ def test_objective_perturbation_is_its_noise_then_the_solver():
 
 def test_sensitivity_method_is_the_minimiser_plus_its_noise():
     eta, cal = sensitivity_method_noise(400, 4, 0.5, LAM, n_draws=3, random_state=4, solver_tol=1e-8)
-    W, cal2 = sensitivity_method(X, Y, 0.5, LAM, n_draws=3, random_state=4, return_calibration=True)
+    W = sensitivity_method(X, Y, 0.5, LAM, n_draws=3, random_state=4)
+    cal2 = calibration_used(sensitivity_method, X, Y, 0.5, LAM, n_draws=3)
     np.testing.assert_array_equal(W, standard_erm(X, Y, LAM) + eta)
     # the noise covers the solver's tolerance: S = 2(L + n tol)/(n lam), not the exact minimiser's 2L/(n lam)
     assert cal == cal2 and cal.sensitivity == pytest.approx(2 * (1 + 400 * 1e-8) / (400 * LAM), rel=1e-15)
@@ -87,8 +91,8 @@ def test_an_epsilon_array_solves_one_problem_per_value_with_its_own_calibration(
     # an epsilon array is the idealisation's (release="exact_minimiser"); the certified default refuses it
     with pytest.raises(ValueError, match="one call per epsilon"):
         objective_perturbation(X, Y, epsilons, LAM, random_state=streams)
-    W, cals = objective_perturbation(X, Y, epsilons, LAM, random_state=streams, return_calibration=True,
-                                     release="exact_minimiser")
+    W = objective_perturbation(X, Y, epsilons, LAM, random_state=streams, release="exact_minimiser")
+    cals = calibration_used(objective_perturbation, X, Y, epsilons, LAM, release="exact_minimiser")
     assert W.shape == (4, 4) and [c.epsilon for c in cals] == epsilons and cals[0].ridge > 0 == cals[1].ridge
     for j, eps in enumerate(epsilons):
         single = objective_perturbation(X, Y, eps, LAM, random_state=np.random.default_rng(j), release="exact_minimiser")
@@ -121,3 +125,50 @@ def test_pre_drawn_noise_of_the_wrong_shape_or_not_finite_is_refused(noise):
         objective_perturbation(X, Y, 0.1, LAM, noise=noise, release="exact_minimiser")
     with pytest.raises(ValueError, match="release='certified' \\(the default\\) takes a scalar epsilon"):
         objective_perturbation(X, Y, 0.1, LAM, noise=noise)
+
+
+def _private_algorithms():
+    from dplr.dpsgd import dp_sgd
+    # each with arguments that run it quickly: (function, privacy target and its other positional arguments)
+    return [(sensitivity_method, (0.5, LAM)), (objective_perturbation, (0.5, LAM)),
+            (gaussian_output_perturbation, (0.5, 1e-5, LAM)), (gaussian_objective_perturbation, (0.5, 1e-5, LAM)),
+            (approximate_minima_perturbation, (0.5, 1e-5, LAM)), (dp_sgd, (1.0, 1e-5, 0.1, 20, 1.0))]
+
+
+@pytest.mark.parametrize("function, args", _private_algorithms(), ids=lambda v: getattr(v, "__name__", ""))
+def test_each_algorithm_returns_its_coefficients_only_and_calibration_used_is_its_calibration(function, args,
+                                                                                                monkeypatch):
+    """One return type per function (issue 37): no ``return_calibration`` flag, never a tuple; the calibration
+    :func:`calibration_used` gives is the very record the release was calibrated with."""
+    import inspect
+
+    import dplr.algorithms
+    import dplr.dpsgd
+
+    if function.__name__ == "dp_sgd":
+        pytest.importorskip("dp_accounting")  # the optional extra dplr[accounting]
+    parameters = inspect.signature(function).parameters
+    assert "return_calibration" not in parameters
+    assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    with pytest.raises(TypeError):
+        function(X, Y, *args, return_calibration=True)
+    # the calibration the release uses, caught where it is handed on
+    used = []
+    if function.__name__ == "dp_sgd":
+        calibrate = dplr.dpsgd.dpsgd_calibration
+        monkeypatch.setattr(dplr.dpsgd, "dpsgd_calibration", lambda *a, **k: used.append(calibrate(*a, **k)) or used[-1])
+    else:
+        release = dplr.algorithms.private_release
+        monkeypatch.setattr(dplr.algorithms, "private_release",
+                            lambda X, y, lam, loss, calibration, *a, **k: used.append(calibration) or
+                            release(X, y, lam, loss, calibration, *a, **k))
+    for n_draws, shape in ((None, (4,)), (3, (3, 4))):
+        coef = function(X, Y, *args, n_draws=n_draws, random_state=1)
+        assert type(coef) is np.ndarray and coef.shape == shape
+        assert used[-1] == calibration_used(function, X, Y, *args, n_draws=n_draws, random_state=1)
+    assert len(used) == 2
+
+
+def test_calibration_used_refuses_what_is_not_a_private_algorithm():
+    with pytest.raises(ValueError, match="one of the private algorithms"):
+        calibration_used(standard_erm, X, Y, LAM)

@@ -10,7 +10,7 @@ from scipy import stats
 from sklearn.exceptions import ConvergenceWarning
 
 from dplr import ObjectivePerturbation
-from dplr.algorithms import gaussian_objective_perturbation, objective_perturbation
+from dplr.algorithms import calibration_used, gaussian_objective_perturbation, objective_perturbation
 from dplr.calibration import (CERTIFIED_OUTPUT_FRACTION, CertifiedObjectivePerturbationCalibration,
                               certified_objective_perturbation_calibration, objective_perturbation_calibration)
 from dplr.datasets.simulated import make_unseparable
@@ -67,8 +67,8 @@ def test_the_gaussian_calibration_rounds_the_safe_way():
 
 
 def test_the_release_is_the_certified_point_plus_the_output_mechanisms_draw():
-    W, cal = objective_perturbation(X, Y, 1.0, LAM, n_draws=5, random_state=3, release="certified",
-                                    return_calibration=True)
+    W = objective_perturbation(X, Y, 1.0, LAM, n_draws=5, random_state=3, release="certified")
+    cal = calibration_used(objective_perturbation, X, Y, 1.0, LAM, release="certified")
     assert isinstance(cal, CertifiedObjectivePerturbationCalibration) and cal.gamma == 1 / 400**2  # default 1/n^2
     rng = np.random.default_rng(3)
     b = cal.mechanism(4).sample(5, rng)            # the stream: the objective's noise first,
@@ -80,8 +80,8 @@ def test_the_output_noise_has_the_calibrated_law():
     # ||release - exact minimiser|| = ||eta|| up to r = gamma/(lam + Delta), 1/(200 d) of the noise's mean norm here:
     # against the Gamma(d, 1/beta_2) law of the norm. Fixed seed; a correct law fails at this level 0.1 % of seeds.
     k = 300
-    W, cal = objective_perturbation(X, Y, 1.0, LAM, n_draws=k, random_state=5, release="certified",
-                                    return_calibration=True)
+    W = objective_perturbation(X, Y, 1.0, LAM, n_draws=k, random_state=5, release="certified")
+    cal = calibration_used(objective_perturbation, X, Y, 1.0, LAM, release="certified")
     b = cal.mechanism(4).sample(k, np.random.default_rng(5))
     exact = objective_perturbation(X, Y, 1.0, LAM, noise=b, tol=1e-12, release="exact_minimiser",
                                    form="corrected")  # the same b, as tightly as float64 solves it

@@ -6,7 +6,7 @@ each on its own (`make test-oldest` runs without extras); the iteration needs no
 import numpy as np
 import pytest
 
-from dplr.algorithms import standard_erm
+from dplr.algorithms import calibration_used, standard_erm
 from dplr.datasets.simulated import make_unseparable
 from dplr.dpsgd import dp_sgd, dpsgd_calibration, dpsgd_epsilon, dpsgd_noise_multiplier, dpsgd_train
 from dplr.losses import get_loss
@@ -105,7 +105,8 @@ def test_noise_multiplier_is_the_smallest_reaching_the_target(epsilon, q, steps,
 
 def test_dp_sgd_trains_with_the_calibrated_noise():
     _accounting()
-    W, cal = dp_sgd(X, Y, 0.6, 1e-5, 0.01, 1000, 1.0, n_draws=2, random_state=3, return_calibration=True)
+    W = dp_sgd(X, Y, 0.6, 1e-5, 0.01, 1000, 1.0, n_draws=2, random_state=3)
+    cal = calibration_used(dp_sgd, X, Y, 0.6, 1e-5, 0.01, 1000, 1.0)
     assert cal == dpsgd_calibration(0.6, 1e-5, 0.01, 1000) and cal.epsilon <= 0.6
     assert cal.mechanism(3).sigma == cal.noise_multiplier * cal.clip_norm
     np.testing.assert_array_equal(W, dpsgd_train(X, Y, cal.noise_multiplier, 1.0, 0.01, 1000, 1.0, n_draws=2,

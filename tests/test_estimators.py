@@ -8,7 +8,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dplr import ObjectivePerturbation, SensitivityMethod, StandardLR
-from dplr.algorithms import objective_perturbation, sensitivity_method, standard_erm
+from dplr.algorithms import calibration_used, objective_perturbation, sensitivity_method, standard_erm
 from dplr.calibration import (certified_objective_perturbation_calibration, objective_perturbation_calibration,
                               sensitivity_method_noise_rate)
 from dplr.datasets.simulated import make_separable
@@ -86,7 +86,7 @@ def test_algorithm_1_noise_norm_has_the_gamma_law(data):
 def test_sensitivity_method_exposes_its_calibration_like_the_other_estimators(data):
     X, y = data
     model = SensitivityMethod(epsilon=0.1, lam=0.01, random_state=0).fit(X, y)
-    assert model.calibration_ == sensitivity_method(X, y, 0.1, 0.01, random_state=0, return_calibration=True)[1]
+    assert model.calibration_ == calibration_used(sensitivity_method, X, y, 0.1, 0.01)
     assert model.noise_rate_ == model.calibration_.noise_rate  # the alias the chapters read
     assert not hasattr(SensitivityMethod(), "calibration_") and not hasattr(SensitivityMethod(), "noise_rate_")
 

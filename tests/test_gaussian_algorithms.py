@@ -4,6 +4,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from dplr.algorithms import (
+    calibration_used,
     approximate_minima_perturbation,
     gaussian_objective_perturbation,
     gaussian_output_perturbation,
@@ -30,7 +31,8 @@ def _gradient(W, b, ridge, loss="logistic"):
 
 
 def test_gaussian_output_perturbation_is_the_minimiser_plus_analytic_gaussian_noise():
-    W, cal = gaussian_output_perturbation(X, Y, 0.5, 1e-5, LAM, n_draws=3, random_state=4, return_calibration=True)
+    W = gaussian_output_perturbation(X, Y, 0.5, 1e-5, LAM, n_draws=3, random_state=4)
+    cal = calibration_used(gaussian_output_perturbation, X, Y, 0.5, 1e-5, LAM)
     # calibrated to the points the solver releases: within tol/lam of the minimiser (tol = 1e-8, the default)
     assert cal == gaussian_output_perturbation_calibration(400, LAM, 0.5, 1e-5, solver_tol=1e-8)
     assert cal.sensitivity == pytest.approx(2 * (1 + 400 * 1e-8) / (400 * LAM), rel=1e-15)
@@ -42,8 +44,10 @@ def test_gaussian_output_perturbation_is_the_minimiser_plus_analytic_gaussian_no
 
 @pytest.mark.parametrize("loss, epsilon", [("logistic", 0.1), ("logistic", 2.0), ("huber", 0.5)])
 def test_gaussian_objective_perturbation_solves_its_perturbed_objective(loss, epsilon):
-    W, cal = gaussian_objective_perturbation(X, Y, epsilon, 1e-6, LAM, loss=loss, n_draws=6, random_state=7,
-                                             return_calibration=True, release="exact_minimiser")
+    W = gaussian_objective_perturbation(X, Y, epsilon, 1e-6, LAM, loss=loss, n_draws=6, random_state=7,
+                                        release="exact_minimiser")
+    cal = calibration_used(gaussian_objective_perturbation, X, Y, epsilon, 1e-6, LAM, loss=loss,
+                           release="exact_minimiser")
     assert cal == gaussian_objective_perturbation_calibration(epsilon, 1e-6, 400, LAM, get_loss(loss).curvature)
     assert (cal.ridge > 0) == (2 * get_loss(loss).curvature / (400 * epsilon) > LAM)
     b = cal.mechanism(4).sample(6, np.random.default_rng(7))
@@ -66,16 +70,15 @@ def test_gaussian_objective_perturbation_does_not_depend_on_the_solvers_chunking
 
 def test_approximate_minima_perturbation_releases_a_gamma_approximate_minimiser_plus_output_noise():
     gamma = 1e-4
-    W, cal = approximate_minima_perturbation(X, Y, 1.0, 1e-5, LAM, gamma=gamma, n_draws=5, random_state=11,
-                                             return_calibration=True)
+    W = approximate_minima_perturbation(X, Y, 1.0, 1e-5, LAM, gamma=gamma, n_draws=5, random_state=11)
+    cal = calibration_used(approximate_minima_perturbation, X, Y, 1.0, 1e-5, LAM, gamma=gamma)
     assert cal == approximate_minima_perturbation_calibration(1.0, 1e-5, 400, LAM, gamma)
     rng = np.random.default_rng(11)
     b = cal.mechanism(4).sample(5, rng)              # the stream: objective noise first,
     out = cal.output_mechanism(4).sample(5, rng)     # then the output noise
     assert np.max(np.linalg.norm(_gradient(W - out, b, cal.ridge), axis=1)) <= gamma
     # the default gamma is the authors' 1/n^2
-    assert approximate_minima_perturbation(X, Y, 1.0, 1e-5, LAM, random_state=0, return_calibration=True)[1].gamma == \
-        1 / 400**2
+    assert calibration_used(approximate_minima_perturbation, X, Y, 1.0, 1e-5, LAM).gamma == 1 / 400**2
 
 
 def test_approximate_minima_perturbation_falls_back_where_the_solver_stops_above_gamma():
@@ -86,9 +89,9 @@ def test_approximate_minima_perturbation_falls_back_where_the_solver_stops_above
 
     before = release_path.fallback_count()
     with pytest.warns(ConvergenceWarning, match="did not reach"):
-        forced, cal = approximate_minima_perturbation(X, Y, 1.0, 1e-5, LAM, gamma=1e-10, random_state=0,
-                                                      solver_options={"max_iter": 1, "warm_start": False},
-                                                      return_calibration=True)
+        forced = approximate_minima_perturbation(X, Y, 1.0, 1e-5, LAM, gamma=1e-10, random_state=0,
+                                                 solver_options={"max_iter": 1, "warm_start": False})
+    cal = calibration_used(approximate_minima_perturbation, X, Y, 1.0, 1e-5, LAM, gamma=1e-10)
     assert release_path.fallback_count() == before + 1
     converged = approximate_minima_perturbation(X, Y, 1.0, 1e-5, LAM, gamma=1e-10, random_state=0)
     assert release_path.fallback_count() == before + 1

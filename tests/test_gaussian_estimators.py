@@ -6,7 +6,8 @@ from sklearn.utils.estimator_checks import check_classifiers_train, parametrize_
 from dplr import ApproximateMinimaPerturbation, GaussianObjectivePerturbation, GaussianOutputPerturbation, StandardLR
 from dplr.dpsgd import dp_sgd
 from dplr.estimators import DPSGD
-from dplr.algorithms import approximate_minima_perturbation, gaussian_objective_perturbation, gaussian_output_perturbation
+from dplr.algorithms import (approximate_minima_perturbation, calibration_used, gaussian_objective_perturbation,
+                             gaussian_output_perturbation)
 from dplr.datasets.simulated import make_separable
 from test_hostile_inputs import BAD_DATA  # tests/test_hostile_inputs.py: the hostile inputs every estimator refuses
 
@@ -69,8 +70,9 @@ def test_same_seed_same_model_different_seed_different_model(cls, data):
 def test_estimator_is_its_algorithm_on_the_labels_coded_minus_and_plus_one(cls, function, data):
     X, y01 = data[0], (data[1] > 0).astype(int)
     model = cls(epsilon=0.5, delta=1e-6, random_state=3).fit(X, y01)
-    coef, calibration = function(X, np.where(y01 == 1, 1.0, -1.0), 0.5, 1e-6, 0.01, random_state=3,
-                                 return_calibration=True)
+    y_signed = np.where(y01 == 1, 1.0, -1.0)
+    coef = function(X, y_signed, 0.5, 1e-6, 0.01, random_state=3)
+    calibration = calibration_used(function, X, y_signed, 0.5, 1e-6, 0.01)
     np.testing.assert_allclose(model.coef_, coef, rtol=0, atol=1e-12)
     assert model.calibration_ == calibration and model.intercept_ == 0.0
 
@@ -112,7 +114,8 @@ def test_dpsgd_estimator_is_dp_sgd(data):
     pytest.importorskip("dp_accounting")
     X, y = data
     model = DPSGD(epsilon=1.0, sampling_rate=0.05, steps=100, random_state=4).fit(X, y)
-    coef, calibration = dp_sgd(X, y, 1.0, 1e-5, 0.05, 100, 1.0, random_state=4, return_calibration=True)
+    coef = dp_sgd(X, y, 1.0, 1e-5, 0.05, 100, 1.0, random_state=4)
+    calibration = calibration_used(dp_sgd, X, y, 1.0, 1e-5, 0.05, 100, 1.0)
     np.testing.assert_array_equal(model.coef_, coef)
     assert model.calibration_ == calibration and calibration.epsilon <= 1.0
     assert model.score(X, y) > 0.9  # separable data, margin 0.03: DP-SGD at epsilon = 1 still classifies them

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from dplr.algorithms import gaussian_output_perturbation, objective_perturbation, sensitivity_method
+from dplr.algorithms import calibration_used, gaussian_output_perturbation, objective_perturbation, sensitivity_method
 from dplr.analysis.auditable import ObjectivePerturbationMechanism
 from dplr.datasets.simulated import make_separable
 from dplr.estimators import GaussianOutputPerturbation, SensitivityMethod, StandardLR
@@ -33,6 +33,13 @@ def test_release_refuses_a_privacy_parameter_its_guarantee_does_not_have():
         get_learner("sensitivity").release(X, y, epsilon=1.0, delta=1e-5, lam=0.1)
     with pytest.raises(TypeError, match="takes no epsilon"):
         get_learner("standard").release(X, y, epsilon=1.0, lam=0.1)
+    # the calibration of a call takes the same arguments and refuses the same way; the non-private learner has none
+    with pytest.raises(TypeError, match="takes no delta"):
+        get_learner("sensitivity").calibration(X, y, epsilon=1.0, delta=1e-5, lam=0.1)
+    with pytest.raises(ValueError, match="one of the private algorithms"):
+        get_learner("standard").calibration(X, y, lam=0.1)
+    assert get_learner("gaussian_output").calibration(X, y, epsilon=1.0, delta=1e-5, lam=0.1, random_state=3) == \
+        calibration_used(gaussian_output_perturbation, X, y, 1.0, 1e-5, 0.1)
 
 
 def test_the_adapters_draw_what_the_algorithms_draw():

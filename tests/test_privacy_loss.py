@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dplr.algorithms import objective_perturbation, standard_erm
+from dplr.algorithms import calibration_used, objective_perturbation, standard_erm
 from dplr.analysis.neighbours import NeighbouringPair
 from dplr.analysis.privacy_loss import (
     jacobian_log_ratio_bound,
@@ -70,8 +70,8 @@ def test_perturbation_map_inverts_the_solver():
     # b_D(w) recovers the noise vector that produced w, for both forms (Delta = 0 and Delta > 0).
     X, y = make_unseparable(30, d=3, random_state=2)
     for form, lam in [("nips2008", 0.1), ("corrected", 0.001)]:
-        W, cal = objective_perturbation(X, y, 1.0, lam, form=form, n_draws=5, random_state=3, tol=1e-12,
-                                        return_calibration=True)
+        W = objective_perturbation(X, y, 1.0, lam, form=form, n_draws=5, random_state=3, tol=1e-12)
+        cal = calibration_used(objective_perturbation, X, y, 1.0, lam, form=form)
         B = perturbation_from_output(W, X, y, lam, ridge=cal.ridge)
         W2 = objective_perturbation(X, y, 1.0, lam, form=form, n_draws=5, random_state=3, tol=1e-12)
         np.testing.assert_allclose(W, W2)
