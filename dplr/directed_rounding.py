@@ -110,31 +110,29 @@ def _decimal(x: Fraction, rounding) -> decimal.Decimal:
     return context.divide(decimal.Decimal(x.numerator), decimal.Decimal(x.denominator))
 
 
-def log1p_upper(x) -> Fraction:
-    r"""A rational :math:`\ge \log(1 + x)`, for :math:`x \ge 0`, within a relative :math:`10^{-49}` of it."""
-    x = _at_least(x, 0, "log1p_upper")
+def _log1p_bound(x, upper, name) -> Fraction:
+    """:func:`log1p_upper` (``upper``) or :func:`log1p_lower`: one computation, rounded in the direction asked."""
+    x = _at_least(x, 0, name)
     if x == 0:
         return Fraction(0)
     if x < _SERIES_BELOW:
-        # alternating series with decreasing terms: stopping after a positive one (odd degree) bounds it above; the
-        # first term left out, x^12/12, is below 10^-55 x
-        return sum((-1) ** (k + 1) * x**k / k for k in range(1, _SERIES_DEGREE + 1))
-    one_plus = _decimal(1 + x, decimal.ROUND_CEILING)  # >= 1 + x; ln is increasing
+        # the alternating series with decreasing terms: stopped after a positive term (odd degree) it bounds the
+        # logarithm above, after a negative one (even degree) below; the first term left out is below 10^-55 x
+        return sum((-1) ** (k + 1) * x**k / k for k in range(1, _SERIES_DEGREE + (1 if upper else 2)))
+    # ln is increasing: round 1 + x up for an upper bound, down for a lower one (1 + x >= 1 + 1e-5 keeps 55 digits)
+    one_plus = _decimal(1 + x, decimal.ROUND_CEILING if upper else decimal.ROUND_FLOOR)
     value = Fraction(one_plus.ln(decimal.Context(prec=DIGITS)))
-    return value * (1 + MARGIN)
+    return value * (1 + MARGIN if upper else 1 - MARGIN)
+
+
+def log1p_upper(x) -> Fraction:
+    r"""A rational :math:`\ge \log(1 + x)`, for :math:`x \ge 0`, within a relative :math:`10^{-49}` of it."""
+    return _log1p_bound(x, True, "log1p_upper")
 
 
 def log1p_lower(x) -> Fraction:
     r"""A rational :math:`\le \log(1 + x)`, for :math:`x \ge 0`, within a relative :math:`10^{-49}` of it."""
-    x = _at_least(x, 0, "log1p_lower")
-    if x == 0:
-        return Fraction(0)
-    if x < _SERIES_BELOW:
-        # the alternating series stopped after a negative term (even degree) bounds it below
-        return sum((-1) ** (k + 1) * x**k / k for k in range(1, _SERIES_DEGREE + 2))
-    one_plus = _decimal(1 + x, decimal.ROUND_FLOOR)  # <= 1 + x; ln is increasing
-    value = Fraction(one_plus.ln(decimal.Context(prec=DIGITS)))  # > 0: 1 + x >= 1 + 1e-5 keeps 55 digits
-    return value * (1 - MARGIN)
+    return _log1p_bound(x, False, "log1p_lower")
 
 
 def expm1_lower(x) -> Fraction:
