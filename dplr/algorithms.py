@@ -46,9 +46,11 @@ import inspect
 import numpy as np
 
 from dplr.calibration import (
+    CERTIFIED_GRID_RELEASE,
     OBJECTIVE_PERTURBATION_RELEASES,
     certified_gamma,
     certified_objective_perturbation_calibration,
+    certified_objective_perturbation_grid_calibration,
     objective_perturbation_calibration,
     sensitivity_method_calibration,
     sensitivity_method_grid_calibration,
@@ -214,11 +216,12 @@ def objective_perturbation_noise(n, dim, epsilon, lam, loss="logistic", huber_h=
     return b, calibration
 
 
-def _check_release(release, epsilon, noise):
-    if release not in OBJECTIVE_PERTURBATION_RELEASES:
-        raise ValueError(f"release must be one of {OBJECTIVE_PERTURBATION_RELEASES}, got {release!r}.")
-    if release == "certified" and (np.ndim(epsilon) != 0 or noise is not None):
-        raise ValueError("release='certified' (the default) takes a scalar epsilon and draws its own noise "
+def _check_release(release, epsilon, noise, allowed=OBJECTIVE_PERTURBATION_RELEASES):
+    if release not in allowed:
+        raise ValueError(f"release must be one of {allowed}, got {release!r}.")
+    if release != "exact_minimiser" and (np.ndim(epsilon) != 0 or noise is not None):
+        raise ValueError(f"release={release!r}{' (the default)' if release == 'certified' else ''} takes a scalar "
+                         "epsilon and draws its own noise "
                          "(noise=None). Fix: one call per epsilon; or, for the papers' idealisation (the solver's point "
                          "as if it were the exact minimiser, which no theorem covers), release='exact_minimiser', "
                          "which takes an epsilon array or pre-drawn noise.")
@@ -239,7 +242,13 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
     from :func:`~dplr.calibration.objective_perturbation_calibration` (``form="corrected"``, JMLR
     2011, is the default and is ε-DP; ``form="nips2008"`` reproduces the original paper).
 
-    What is released (``release``): ``"certified"`` (the default) releases what a theorem covers (the book's ``thm-op-certified``;
+    What is released (``release``): ``"certified_grid"`` is the certified release hardened for floating point (the
+    book's ``thm-op-certified-grid``; :func:`~dplr.calibration.certified_objective_perturbation_grid_calibration`):
+    the same split, γ and certified point, then the point rounded to a power-of-two grid and exact discrete Laplace
+    output noise added (:func:`dplr.release.grid_laplace_release` at :math:`r = \gamma/(\lambda+\Delta)` and
+    :math:`\varepsilon_2/2`), so that every output is a grid point; the objective's noise :math:`b` is still a
+    float64 draw (never released), where the guarantee stops. ``"certified"`` (the default) releases what a theorem
+    covers (the book's ``thm-op-certified``;
     :func:`~dplr.calibration.certified_objective_perturbation_calibration`): ε split into :math:`\varepsilon_1` for
     the objective and :math:`\varepsilon_2` (1 %) for output noise, the objective solved until its point's true
     gradient norm is certified at most ``gamma`` (default :math:`1/n^2`; else the point of the fixed-step fallback,
@@ -284,7 +293,7 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
     tol = check_tolerance(tol)
     n, d = X.shape
     calibration = _objective_perturbation_calibration(n, epsilon, lam, loss, huber_h, form, release, gamma, noise)
-    if release == "certified":
+    if release != "exact_minimiser":
         return private_release(X, y, lam, loss, calibration, n_draws, random_state,
                                solver_options=_check_solver_dict(solver_options))
     per_problem = np.ndim(epsilon) == 1
@@ -308,8 +317,11 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
 def _objective_perturbation_calibration(n, epsilon, lam, loss, huber_h, form, release, gamma, noise):
     """The calibration :func:`objective_perturbation` releases with (a tuple of them for an ``epsilon`` array)."""
     loss, lam = get_loss(loss, huber_h), check_lambda(lam)
-    if _check_release(release, epsilon, noise) == "certified":
-        return certified_objective_perturbation_calibration(
+    release = _check_release(release, epsilon, noise, OBJECTIVE_PERTURBATION_RELEASES + (CERTIFIED_GRID_RELEASE,))
+    if release != "exact_minimiser":
+        calibrate = (certified_objective_perturbation_grid_calibration if release == CERTIFIED_GRID_RELEASE else
+                     certified_objective_perturbation_calibration)
+        return calibrate(
             check_epsilon(epsilon), n, lam, _default_gamma(gamma, n), loss.curvature, loss.lipschitz, form,
             check_input=False)
     calibrations = tuple(objective_perturbation_calibration(check_epsilon(e), n, lam, loss.curvature, loss.lipschitz,

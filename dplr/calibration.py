@@ -53,6 +53,9 @@ __all__ = [
     "certified_gamma",
     "CertifiedObjectivePerturbationCalibration",
     "certified_objective_perturbation_calibration",
+    "CERTIFIED_GRID_RELEASE",
+    "CertifiedObjectivePerturbationGridCalibration",
+    "certified_objective_perturbation_grid_calibration",
 ]
 
 #: The forms of Algorithm 2's calibration, ``"corrected"`` (JMLR 2011) and ``"nips2008"`` (the original paper).
@@ -74,6 +77,11 @@ CERTIFIED_OUTPUT_FRACTION = 0.01
 #: ``"exact_minimiser"``, the solver's point as if it were the exact minimiser -- the papers' idealisation, which no
 #: theorem covers for a solver's point, kept for the replications of published numbers.
 OBJECTIVE_PERTURBATION_RELEASES = ("certified", "exact_minimiser")
+
+#: Algorithm 2's hardened release (``release="certified_grid"`` of :func:`dplr.algorithms.objective_perturbation`
+#: only, not of the Gaussian objective perturbation nor of private tuning): the certified point on a power-of-two grid
+#: plus exact discrete Laplace output noise (:func:`certified_objective_perturbation_grid_calibration`).
+CERTIFIED_GRID_RELEASE = "certified_grid"
 
 
 def certified_gamma(n) -> float:
@@ -505,3 +513,82 @@ def sensitivity_method_grid_calibration(n, lam, epsilon, lipschitz=1.0, check_in
     lipschitz, solver_tol = check_loss_constant(lipschitz, "lipschitz"), check_solver_tol(solver_tol)
     return SensitivityMethodGridCalibration(epsilon, round_up(_exact_sensitivity(n, lam, lipschitz, solver_tol)),
                                             CalibrationBasis(n, lam, lipschitz, solver_tol=solver_tol))
+
+
+@dataclass(frozen=True)
+class CertifiedObjectivePerturbationGridCalibration:
+    r"""Algorithm 2's hardened release: the certified point on a grid plus discrete Laplace output noise
+    (:func:`certified_objective_perturbation_grid_calibration`).
+
+    Attributes
+    ----------
+    certified : the :class:`CertifiedObjectivePerturbationCalibration` of the same ε, n, λ, γ (its split, its
+        objective step, its distance :math:`r` rounded up); its float output rate is not used
+    """
+
+    certified: CertifiedObjectivePerturbationCalibration
+
+    objective = property(lambda self: self.certified.objective, doc="The objective step's calibration.")
+    epsilon = property(lambda self: self.certified.epsilon, doc="The total ε.")
+    epsilons = property(lambda self: self.certified.epsilons, doc=r":math:`(\varepsilon_1, \varepsilon_2)`.")
+    gamma = property(lambda self: self.certified.gamma, doc=r"The certified gradient norm :math:`\gamma`.")
+    distance = property(lambda self: self.certified.distance, doc=r":math:`r \ge \gamma/(\lambda+\Delta)`.")
+    ridge = property(lambda self: self.certified.ridge, doc=r":math:`\Delta` of the objective step.")
+    basis = property(lambda self: self.certified.basis, doc="The objective step's :class:`CalibrationBasis`.")
+    noise_rate = property(lambda self: self.certified.noise_rate, doc=r":math:`\beta` of the objective's noise.")
+
+    @property
+    def grid_epsilon(self) -> float:
+        r""":math:`\varepsilon_2/2` (exact in float64 barring underflow; rounded down): the budget of one side of
+        the comparison with the exact minimiser (:func:`certified_objective_perturbation_grid_calibration`)."""
+        return round_down(exact(self.epsilons[1]) / 2)
+
+    def mechanism(self, dim) -> VectorLaplace:
+        """The objective's noise :math:`b` in ``dim`` dimensions (a float64 draw: the theorem's one gap)."""
+        return self.certified.mechanism(dim)
+
+    def output_calibration(self, dim) -> GridLaplaceCalibration:
+        r"""The output's grid :math:`g`, L1 bound :math:`\Delta_1` and scale :math:`\tau \ge 2\Delta_1/\varepsilon_2`
+        in ``dim`` dimensions: :func:`grid_laplace_calibration` of "sensitivity" :math:`r` at :math:`\varepsilon_2/2`."""
+        return grid_laplace_calibration(self.distance, self.grid_epsilon, dim, check_input=False)
+
+    def output_mechanism(self, dim) -> GridLaplace:
+        """The output release in ``dim`` dimensions, :class:`~dplr.mechanisms.GridLaplace`."""
+        return self.output_calibration(dim).mechanism()
+
+
+def certified_objective_perturbation_grid_calibration(epsilon, n, lam, gamma, curvature=0.25, lipschitz=1.0,
+                                                      form="corrected", output_fraction=CERTIFIED_OUTPUT_FRACTION,
+                                                      check_input=True):
+    r"""Calibrate Algorithm 2's hardened release: the certified point :math:`\tilde w`, rounded to a grid, plus
+    discrete Laplace noise: :math:`g(\mathrm{round}(\tilde w/g) + K)`.
+
+    **Theorem** (this book, ``thm-op-certified-grid`` in the chapter on floating point). With :math:`\tilde w`,
+    :math:`w^*`, :math:`\varepsilon_1` and :math:`r = \gamma/(\lambda+\Delta)` as in
+    :func:`certified_objective_perturbation_calibration`, let :math:`g`, :math:`\Delta_1 = \lfloor\sqrt d\,r/g
+    \rfloor + d` and :math:`\tau \ge 2\Delta_1/\varepsilon_2` be :func:`grid_laplace_calibration`'s at
+    sensitivity :math:`r` and budget :math:`\varepsilon_2/2`. Then releasing :math:`g(\mathrm{round}(\tilde w/g) +
+    K)`, :math:`K` independent discrete Laplace coordinates of scale :math:`\tau`, is
+    :math:`(\varepsilon_1 + \varepsilon_2)`-DP for :math:`b` drawn from its law over the reals.
+
+    *Proof.* :math:`\lVert\tilde w - w^*\rVert_2 \le r` for every :math:`(D, b)`, so the grid indices
+    :math:`\tilde c = \mathrm{round}(\tilde w/g)` and :math:`c^* = \mathrm{round}(w^*/g)` are at L1 distance
+    at most :math:`\sqrt d\,r/g + d`, hence at most :math:`\Delta_1`; with :math:`p` the discrete Laplace law,
+    :math:`p(k - \tilde c) \le e^{\Delta_1/\tau}p(k - c^*)` and back, for every integer vector :math:`k`. Average
+    over :math:`b` as in the certified proof: :math:`\Pr[\tilde c + K = k \mid D] \le e^{\varepsilon_2/2}
+    \Pr[c^* + K = k \mid D] \le e^{\varepsilon_2/2 + \varepsilon_1}\Pr[c^* + K = k \mid D'] \le
+    e^{\varepsilon_1 + \varepsilon_2}\Pr[\tilde c + K = k \mid D']`, the middle step because :math:`c^* + K` is
+    post-processing of the :math:`\varepsilon_1`-DP :math:`w^*`. The float64 output is :math:`g(\tilde c + K)`
+    exactly (:class:`~dplr.mechanisms.GridLaplace`). ∎
+
+    The numbers are :func:`certified_objective_perturbation_calibration`'s (split, objective step, :math:`r` rounded
+    up), then :func:`grid_laplace_calibration` of :math:`r` at :math:`\varepsilon_2/2` rounded down, per dimension
+    (:meth:`CertifiedObjectivePerturbationGridCalibration.output_calibration`); arguments as there.
+    """
+    certified = certified_objective_perturbation_calibration(epsilon, n, lam, gamma, curvature, lipschitz, form,
+                                                             output_fraction, check_input)
+    record = CertifiedObjectivePerturbationGridCalibration(certified)
+    if not record.grid_epsilon > 0:
+        raise ValueError(f"epsilon = {epsilon!r} is too small: half its output share underflows. Fix: a larger epsilon.")
+    release_grid(record.distance, 1)  # a distance no grid can represent is refused here, before any data are read
+    return record

@@ -308,10 +308,12 @@ class ObjectivePerturbation(_LinearClassifierThroughOrigin):
     ----------
     epsilon, lam, loss, huber_h, norm_bound, random_state, tol : as in :class:`SensitivityMethod`.
     form : {"corrected", "nips2008"}, default "corrected"
-    release : {"certified", "exact_minimiser"}, default "certified"
+    release : {"certified", "certified_grid", "exact_minimiser"}, default "certified"
         What is released (:func:`dplr.algorithms.objective_perturbation`): the point certified at gradient norm
-        ``gamma`` plus output noise, which the book's theorem ``thm-op-certified`` covers (then ``tol`` is unused), or
-        the solver's point as if it were the exact minimiser (the papers' idealisation, which no theorem covers).
+        ``gamma`` plus output noise, which the book's theorem ``thm-op-certified`` covers (then ``tol`` is unused); the
+        same point on a power-of-two grid plus exact discrete Laplace noise (``"certified_grid"``, the theorem
+        ``thm-op-certified-grid`` of the chapter on floating point); or the solver's point as if it were the exact
+        minimiser (the papers' idealisation, which no theorem covers).
     gamma : float or None, default None
         ``release="certified"`` only: the certified gradient norm; ``None``: :math:`1/n^2`.
 
@@ -320,7 +322,8 @@ class ObjectivePerturbation(_LinearClassifierThroughOrigin):
     coef_, intercept_, classes_, n_features_in_ : as in :class:`StandardLR`.
     calibration_ : dplr.calibration.CertifiedObjectivePerturbationCalibration
         The split, :math:`\gamma`, the output rate and (``objective``) :math:`\varepsilon'`, :math:`\Delta` and
-        :math:`\beta` used in the fit (an :class:`~dplr.calibration.ObjectivePerturbationCalibration` for
+        :math:`\beta` used in the fit (a :class:`~dplr.calibration.CertifiedObjectivePerturbationGridCalibration` for
+        ``release="certified_grid"``, an :class:`~dplr.calibration.ObjectivePerturbationCalibration` for
         ``release="exact_minimiser"``).
     """
 

@@ -38,7 +38,9 @@ algorithm prescribes, and nothing else:
   objective step, solved below :math:`\gamma` and every point certified at most :math:`\gamma` or replaced by the
   fallback's, then the output noise (:data:`CERTIFIED_OBJECTIVE_PERTURBATIONS`; :func:`certified_solve_plan` and
   :func:`certified_output`, which private tuning's Algorithm 2 also ends with). ``release="certified"`` is the default
-  of every objective perturbation of :mod:`dplr.algorithms`, of the estimators and of private tuning.
+  of every objective perturbation of :mod:`dplr.algorithms`, of the estimators and of private tuning. Algorithm 2's
+  hardened release (:class:`~dplr.calibration.CertifiedObjectivePerturbationGridCalibration`,
+  ``release="certified_grid"``) certifies the same point, then releases it by :func:`grid_laplace_release`.
 
 The draws use the stream in the algorithm's order: output perturbation draws only :math:`\eta` (after the solve,
 which draws nothing); objective perturbation draws :math:`b`; approximate minima perturbation and the certified
@@ -54,9 +56,9 @@ import threading
 
 import numpy as np
 
-from dplr.calibration import (CertifiedObjectivePerturbationCalibration, ObjectivePerturbationCalibration,
-                              SensitivityMethodCalibration, SensitivityMethodGridCalibration,
-                              grid_laplace_calibration)
+from dplr.calibration import (CertifiedObjectivePerturbationCalibration, CertifiedObjectivePerturbationGridCalibration,
+                              ObjectivePerturbationCalibration, SensitivityMethodCalibration,
+                              SensitivityMethodGridCalibration, grid_laplace_calibration)
 from dplr.gaussian import (
     ApproximateMinimaPerturbationCalibration,
     CertifiedGaussianObjectivePerturbationCalibration,
@@ -75,7 +77,8 @@ from dplr.solver import (
 from dplr.validation import check_random_state
 
 __all__ = ["IDEALISED_TOL", "OUTPUT_PERTURBATIONS", "OBJECTIVE_PERTURBATIONS", "CERTIFIED_OBJECTIVE_PERTURBATIONS",
-           "GRID_RELEASES", "certified_output", "certified_solve_plan", "certify_release", "fallback_count",
+           "GRID_RELEASES", "certified_output", "certified_point", "certified_points", "certified_solve_plan",
+           "certify_release", "fallback_count",
            "grid_gaussian_release", "grid_laplace_release", "private_release"]
 
 #: The count of :func:`fallback_count`, and its lock (private tuning certifies in worker threads).
@@ -93,14 +96,16 @@ GRID_RELEASES = (SensitivityMethodGridCalibration, GaussianOutputPerturbationGri
 #: noise, :class:`~dplr.gaussian.ApproximateMinimaPerturbationCalibration`).
 OBJECTIVE_PERTURBATIONS = (ObjectivePerturbationCalibration, GaussianObjectivePerturbationCalibration,
                            ApproximateMinimaPerturbationCalibration, CertifiedObjectivePerturbationCalibration,
-                           CertifiedGaussianObjectivePerturbationCalibration)
+                           CertifiedGaussianObjectivePerturbationCalibration,
+                           CertifiedObjectivePerturbationGridCalibration)
 
 #: The objective perturbations released at a point certified within :math:`\gamma` of gradient norm, then output
 #: noise: approximate minima perturbation and the certified releases of Algorithm 2 and of Gaussian objective
 #: perturbation (:func:`~dplr.calibration.certified_objective_perturbation_calibration`).
 CERTIFIED_OBJECTIVE_PERTURBATIONS = (ApproximateMinimaPerturbationCalibration,
                                      CertifiedObjectivePerturbationCalibration,
-                                     CertifiedGaussianObjectivePerturbationCalibration)
+                                     CertifiedGaussianObjectivePerturbationCalibration,
+                                     CertifiedObjectivePerturbationGridCalibration)
 
 
 def certify_release(grad_norms, coefs, n, reg, loss, bound, fallback, *, perturbation_norms=None):
@@ -273,10 +278,20 @@ def private_release(X, y, lam, loss, calibration, n_draws=None, random_state=Non
                                      **options).coef
     # a missed gamma warns (ConvergenceWarning) and its point is replaced by the fallback's below; no warning filter
     # is changed here (warnings.catch_warnings is not thread-safe, and AMP runs in worker threads)
+    return _output_noise(calibration, certified_point(X, y, lam, loss, calibration, b, options), n_draws, rng)
+
+
+def certified_point(X, y, lam, loss, calibration, b, solver_options=None):
+    r"""The point a certified objective perturbation (:data:`CERTIFIED_OBJECTIVE_PERTURBATIONS`) releases before
+    its output noise, for the drawn ``b`` (``(d,)`` or ``(k, d)``): the solver's, to :func:`certified_solve_plan`'s
+    tolerance, certified or replaced by the fallback's (:func:`certified_points`). :func:`private_release` adds the
+    output noise to it; the floating-point chapter's attack on Algorithm 2 computes it for chosen ``b``.
+    ``solver_options``: checked keyword arguments of :func:`~dplr.solver.solve_regularized_erm`."""
+    n, d = X.shape
     target, plan = certified_solve_plan(calibration, n, d, lam, loss, b)
     result = solve_regularized_erm(X, y, lam, loss, b=b, ridge=calibration.ridge, tol=target, check_input=False,
-                                   **options)
-    return certified_output(X, y, lam, loss, calibration, result.coef, result.grad_norm, b, plan, n_draws, rng)
+                                   **dict(solver_options or {}))
+    return certified_points(X, y, lam, loss, calibration, result.coef, result.grad_norm, b, plan)
 
 
 def certified_solve_plan(calibration, n, d, lam, loss, b):
@@ -299,12 +314,32 @@ def certified_output(X, y, lam, loss, calibration, coef, grad_norm, b, plan, n_d
     :func:`certified_solve_plan`), then the output noise drawn from ``calibration.output_mechanism`` (``n_draws`` as
     ``b``'s rows; ``random_state`` the stream that drew ``b``). :func:`private_release` ends so, and so does private
     tuning's Algorithm 2 (:mod:`dplr.tuning`), which solves a run's parts together."""
+    certified = certified_points(X, y, lam, loss, calibration, coef, grad_norm, b, plan)
+    return _output_noise(calibration, certified, n_draws, check_random_state(random_state))
+
+
+def certified_points(X, y, lam, loss, calibration, coef, grad_norm, b, plan):
+    r"""The solver's points ``coef`` (computed gradient norms ``grad_norm``) of the objectives perturbed by ``b``, each
+    certified at most :math:`\gamma` or replaced by the fallback's (:func:`certify_release`; ``plan`` from
+    :func:`certified_solve_plan`): what :func:`certified_output` adds the output noise to."""
     n, d = X.shape
     B = np.reshape(b, (-1, d))
-    certified = certify_release(grad_norm, coef, n, lam + calibration.ridge, loss, calibration.gamma,
-                                perturbation_norms=np.linalg.norm(B, axis=1),
-                                fallback=lambda failed: fixed_step_descent(X, y, loss, plan, b=B[failed]))
-    return certified + calibration.output_mechanism(d).sample(n_draws, check_random_state(random_state))
+    return certify_release(grad_norm, coef, n, lam + calibration.ridge, loss, calibration.gamma,
+                           perturbation_norms=np.linalg.norm(B, axis=1),
+                           fallback=lambda failed: fixed_step_descent(X, y, loss, plan, b=B[failed]))
+
+
+def _output_noise(calibration, certified, n_draws, rng):
+    r"""The certified points plus the calibration's output noise, from ``rng`` (a Generator): float noise added, or,
+    for Algorithm 2's hardened release (:class:`~dplr.calibration.CertifiedObjectivePerturbationGridCalibration`),
+    each point released by :func:`grid_laplace_release` at :math:`r` and :math:`\varepsilon_2/2`, one draw each
+    (the book's ``thm-op-certified-grid``)."""
+    d = certified.shape[-1]
+    if not isinstance(calibration, CertifiedObjectivePerturbationGridCalibration):
+        return certified + calibration.output_mechanism(d).sample(n_draws, rng)
+    released = [grid_laplace_release(point, calibration.distance, calibration.grid_epsilon, None, rng)
+                for point in np.reshape(certified, (-1, d))]
+    return released[0] if n_draws is None else np.vstack(released)
 
 
 def _grid_release(value, calibrate, n_draws, random_state):

@@ -59,6 +59,16 @@ own draws (the recursion with Marsaglia & Tsang's 12-digit area is about :math:`
 :func:`replay_standard_normal` replays the sampler bit for bit, and :func:`dplr_gaussian_support` is the support
 test, per coordinate, exact up to the same conservative treatment of the wedge and the tail.
 
+**Algorithm 2's certified release** (:func:`dplr.algorithms.objective_perturbation`, ``release="certified"``)
+releases :math:`o = \mathrm{fl}(\tilde w(D, b) + \eta)`: its pre-noise point depends on the secret draw :math:`b`,
+so the support of :math:`M(D')` is the union, over every :math:`b'` the sampler can draw, of the supports of
+:math:`\tilde w(D', b') + \eta`. No attacker can enumerate it (one solve per :math:`b'`); the attack needs a
+double that no :math:`b'` reaches. :func:`certified_witnesses` looks for the opposite, constructively: for each
+output, a sampled (or aimed) :math:`b'` (:func:`dplr.release.certified_point` computes its :math:`\tilde w(D', b')` as the release
+does) and an output-noise state mapping to it exactly; :func:`certified_release_attack` counts the outputs left
+without a witness, an upper bound on the support attack's rate (in one dimension, where the output noise is one
+ziggurat draw).
+
 Over 400 lines because it rebuilds two of numpy's samplers bit for bit, each with its exact support test.
 """
 from __future__ import annotations
@@ -70,10 +80,13 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
+from dplr.algorithms import calibration_used, objective_perturbation
 from dplr.directed_rounding import exact, round_down
 from dplr.gaussian import analytic_gaussian_sigma
+from dplr.losses import get_loss
 from dplr.mechanisms import IsotropicGaussian, VectorLaplace, laplace_mechanism
-from dplr.validation import check_positive_finite, check_random_state
+from dplr.release import certified_point
+from dplr.validation import check_positive_finite, check_random_state, check_training_data
 
 __all__ = [
     "textbook_laplace",
@@ -94,6 +107,8 @@ __all__ = [
     "dplr_gaussian",
     "dplr_gaussian_support",
     "gaussian_distinguishing_rate",
+    "certified_witnesses",
+    "certified_release_attack",
 ]
 
 _HALF = 2 ** 52  # |k - 2^52| ranges over 0 .. 2^52
@@ -196,7 +211,11 @@ def distinguishing_rate(sampler, support, v0, v1, n, random_state=None, confiden
     own = support(outputs, v0)
     if not np.all(own):
         raise AssertionError("a sampled output is not reachable from its own input: the support test is wrong.")
-    count, size = int(np.sum(~support(outputs, v1))), len(outputs)
+    return _rate(int(np.sum(~support(outputs, v1))), len(outputs), confidence)
+
+
+def _rate(count, size, confidence):
+    """``count`` of ``size`` with its Clopper–Pearson interval, a :class:`DistinguishingRate`."""
     ci = stats.binomtest(count, size).proportion_ci(confidence_level=confidence, method="exact")
     return DistinguishingRate(count, size, count / size, float(ci.low), float(ci.high))
 
@@ -357,11 +376,12 @@ def _ziggurat_support(o, value, scale, widths, n_ri, tail, chunk=256):
     for some layer :math:`i`, sign and integer :math:`0 \le k <` ``n_ri``, or at least ``tail`` from ``value`` (the
     ziggurat's tail branch, conservatively). For a fixed layer and sign the release is monotone in :math:`k` (every
     operation is monotone under round-to-nearest), so bisection finds the least :math:`k` whose release reaches the
-    output, the only candidate; the answer is exact for that set of states."""
-    reachable = (o >= value + tail) | (o <= value - tail)
+    output, the only candidate; the answer is exact for that set of states. ``value``: a float, or one per output."""
+    values = np.broadcast_to(np.asarray(value, dtype=float), o.shape)
+    reachable = (o >= values + tail) | (o <= values - tail)
     steps = int(n_ri).bit_length() + 1
     for start in range(0, o.size, chunk):
-        part = o[start:start + chunk]
+        part, value = o[start:start + chunk], values[start:start + chunk, None]
         target = part[:, None]
         hit = np.zeros(part.shape, dtype=bool)
         for sign in (1.0, -1.0):
@@ -580,3 +600,106 @@ def gaussian_distinguishing_rate(v0, v1, sensitivity, epsilon, delta, n, random_
     return distinguishing_rate(lambda v, size, rng: dplr_gaussian(v, sensitivity, epsilon, delta, size, rng),
                                lambda o, v: dplr_gaussian_support(o, v, sensitivity, epsilon, delta),
                                v0, v1, n, random_state=random_state, confidence=confidence)
+
+
+# --- Algorithm 2's certified release: the pre-noise point depends on the secret b --------------------------------
+
+def certified_witnesses(outputs, candidates, rate, tries=8):
+    r"""Whether each scalar output is exhibited as :math:`\mathrm{fl}(v \pm \mathrm{fl}(\mathrm{fl}(k w_i)\,\theta))`
+    for one of the pre-noise values ``candidates`` (:math:`v`), the output noise being
+    ``VectorLaplace.from_rate(1, rate)`` drawn by numpy's ziggurat (scale :math:`\theta`; a layer :math:`i`, a sign,
+    an integer :math:`k < 2^{53}`, as :func:`dplr_laplace_support` models it).
+
+    For each output the ``tries`` nearest candidates less than :math:`\mathrm{fl}(r\theta)` away (:math:`r` =
+    :data:`ZIGGURAT_EXP_R`, the ziggurat's main range; the tail is not modelled, so it certifies nothing here) are
+    tried, nearest first, by the bisection of :func:`dplr_laplace_support`. True: a candidate and a state that map to
+    the output exactly (a witness); False: none found among those tried, which does not show that none exists.
+    """
+    o = np.atleast_1d(np.asarray(outputs, dtype=float))
+    values = np.unique(np.asarray(candidates, dtype=float))
+    if not (np.all(np.isfinite(o)) and values.size and np.all(np.isfinite(values))):
+        raise ValueError("outputs and candidates must be finite, and candidates non-empty.")
+    theta = VectorLaplace.from_rate(1, check_positive_finite(rate, "rate")).scale
+    we, reach = exponential_ziggurat_tables().we, ZIGGURAT_EXP_R * theta
+    # each output's candidates, nearest first: the `tries` values either side of it in sorted order, by distance
+    at = np.searchsorted(values, o)
+    window = np.clip(at[:, None] + np.arange(-tries, tries)[None, :], 0, values.size - 1)
+    near = values[window]
+    near = np.take_along_axis(near, np.argsort(np.abs(near - o[:, None]), axis=1, kind="stable"), axis=1)
+    found = np.zeros(o.shape, dtype=bool)
+    for t in range(tries):
+        todo = ~found & (np.abs(near[:, t] - o) < reach)
+        if todo.any():
+            found[todo] = _ziggurat_support(o[todo], near[todo, t], theta, we, 2 ** 53, np.inf)
+    return found
+
+
+def certified_release_attack(X, y, X_prime, y_prime, epsilon, lam, n, n_candidates, random_state=None,
+                             confidence=0.95):
+    r"""The support attack on Algorithm 2's certified release in one dimension: how many of ``n`` outputs of
+    :math:`M(D)` (``objective_perturbation(X, y, epsilon, lam)``, one call each, seeds from ``random_state``) have no
+    witness (:func:`certified_witnesses`) among ``n_candidates`` pre-noise points :math:`\tilde w(D', b')` of the
+    neighbour, :math:`b'` drawn by the release's own sampler (so reachable) and :math:`\tilde w` computed as the
+    release computes it (:func:`dplr.release.certified_point`, one solve each, as ``n_draws=None`` solves); an output
+    left without one is tried again against points aimed at it (:func:`_aimed_points`: 25 values :math:`b'` the
+    sampler can draw, its tail included, chosen so that :math:`\tilde w(D', b')` lies within three noise scales).
+
+    An output with a witness is certainly an output :math:`M(D')` can produce (with the 64-bit words of
+    :func:`dplr_gaussian_support`'s model: every word possible); so the count without one bounds the support attack's
+    count from above, and its Clopper–Pearson interval (a :class:`DistinguishingRate`) bounds the attack's rate.
+    Returns ``(rate, own)``: ``own`` counts the outputs without a witness from :math:`D`'s own candidates (drawn
+    alike), a check of the search's reach: an output always comes from :math:`D`.
+    """
+    X, y = check_training_data(X, y)
+    X_prime, y_prime = check_training_data(X_prime, y_prime)
+    if X.shape != (len(y), 1) or X_prime.shape != X.shape:
+        raise ValueError("the attack runs in one dimension: X and X_prime of shape (n, 1), of the same n.")
+    rng = check_random_state(random_state)
+    seeds = rng.integers(0, 2 ** 63, size=n)
+    outputs = np.array([objective_perturbation(X, y, epsilon, lam, random_state=int(s), check_input=False)[0]
+                        for s in seeds])
+    calibration = calibration_used(objective_perturbation, X, y, epsilon, lam)
+    loss = get_loss("logistic")
+
+    def candidates(features, labels):
+        b = calibration.mechanism(1).sample(n_candidates, rng)
+        return np.array([certified_point(features, labels, lam, loss, calibration, row)[0] for row in b])
+
+    def missing(features, labels):
+        found = certified_witnesses(outputs, candidates(features, labels), calibration.output_rate)
+        for i in np.flatnonzero(~found):  # aimed: b' whose point lies a few noise scales from the output
+            aimed = _aimed_points(outputs[i], features, labels, lam, loss, calibration)
+            found[i] = certified_witnesses(outputs[i], aimed, calibration.output_rate, tries=aimed.size)[0]
+        return int(np.sum(~found))
+
+    own = missing(X, y)
+    return _rate(missing(X_prime, y_prime), n, confidence), own
+
+
+def _aimed_points(output, X, y, lam, loss, calibration, offsets=np.linspace(-3, 3, 25)):
+    r"""Certified points :math:`\tilde w(D, b')` aimed at ``output`` + ``offsets`` output-noise scales (d = 1), each
+    :math:`b'` a value the objective's sampler draws: :math:`\pm\mathrm{fl}(\mathrm{fl}(k w_i)\,\theta_b)`, the
+    radius :math:`\mathrm{fl}(k w_i)` of a ziggurat layer :math:`i \ge 1` with :math:`k` below 0.99 of the layer's
+    bound (returned without the wedge test: reachable by the fast path), or beyond :math:`r` the tail's
+    :math:`\mathrm{fl}(r - \log(1 - k2^{-53}))` (numpy's ``ziggurat_exp_r - npy_log1p(-next_double)``, the platform's
+    ``log1p`` as Python's ``math.log1p`` calls it, as :func:`replay_standard_normal` assumes). The aim is the exact minimiser's
+    :math:`b = -n(\lambda+\Delta)w - \sum_i \ell'(y_i w x_i)\,y_i x_i` at the target :math:`w`."""
+    n = X.shape[0]
+    tables = exponential_ziggurat_tables()
+    theta_b = calibration.mechanism(1).scale
+    points = []
+    for target in output + offsets / calibration.output_rate:
+        aim = -n * (lam + calibration.ridge) * target - float(np.sum(loss.derivative(y * X[:, 0] * target) * y * X[:, 0]))
+        radius = abs(aim) / theta_b
+        if radius > ZIGGURAT_EXP_R:
+            u = math.floor(-math.expm1(ZIGGURAT_EXP_R - radius) * 2 ** 53) * 2.0 ** -53
+            b = np.array([np.copysign((ZIGGURAT_EXP_R - math.log1p(-u)) * theta_b, aim)])
+            points.append(certified_point(X, y, lam, loss, calibration, b)[0])
+            continue
+        for layer in range(1, 256):
+            k = int(radius / tables.we[layer])
+            if k < 0.99 * float(tables.ke[layer]):
+                b = np.array([np.copysign(float(k) * tables.we[layer] * theta_b, aim)])
+                points.append(certified_point(X, y, lam, loss, calibration, b)[0])
+                break
+    return np.array(points)
