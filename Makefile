@@ -126,9 +126,9 @@ modern-record-check: $(STAMP)
 	print(c('_build/reproduce-modern-check/modern-study.csv.gz', 'book/data/modern_study.csv.gz'), 'rows agree')"
 
 # The record of the chapter on private selection (dplr.replication.real.selection): Algorithm 3, private selection
-# and a data-independent lambda for Algorithms 1 and 2 and DP-SGD on Adult, 10 repeats (about half an hour on two
-# cores), written to book/data/selection_study.csv.gz (selection-record), or its first SELECTION_REPEATS repeats
-# recomputed and compared with the stored ones (selection-record-check).
+# and a data-independent lambda for Algorithms 1 and 2 on Adult and KDDCup99 and for DP-SGD on Adult, 10 repeats
+# (about an hour on two cores), written to book/data/selection_study.csv.gz (selection-record), or its first
+# SELECTION_REPEATS repeats recomputed and compared with the stored ones (selection-record-check).
 selection-record: $(STAMP)
 	$(PY) -m dplr reproduce selection --out _build/reproduce-selection --workers 1
 	cp _build/reproduce-selection/selection-study.csv.gz book/data/selection_study.csv.gz

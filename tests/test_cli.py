@@ -138,12 +138,13 @@ def test_the_selection_target_writes_its_record_table_and_figure(tmp_path, monke
     pytest.importorskip("matplotlib")  # the figure: the optional extra dplr[plot]
     from dplr.replication.real import selection
     rng = np.random.default_rng(0)
-    rows = [{"data": "adult", "n": 100, "contender": c, "method": m, "epsilon": e, "repeat": r, "lam": 1e-3,
+    rows = [{"data": key, "n": 100, "contender": c, "method": m, "epsilon": e, "repeat": r, "lam": 1e-3,
              "clip_norm": np.nan, "lot": np.nan, "error": rng.integers(0, 50) / 200, "n_fits": 3, "clipped": np.nan}
-            for c, m in selection.ARMS for e in (0.1, 1.0) for r in range(3)]
+            for key, arms in selection.STUDY_ARMS.items() for c, m in arms for e in (0.1, 1.0) for r in range(3)]
 
-    def fake(n_repeats, seed):
-        return pd.DataFrame(rows).loc[:, list(selection.FORMAT.columns)], {"fake": 0.0}
+    def fake(n_repeats, data, seed, arms):
+        frame = pd.DataFrame([row for row in rows if row["data"] == data])
+        return frame.loc[:, list(selection.FORMAT.columns)], {selection.wall_seconds_key(data, "fake", "arm"): 0.0}
 
     monkeypatch.setattr(selection, "run_selection_study", fake)
     monkeypatch.setattr(rp.real_data, "study_data",
@@ -151,6 +152,9 @@ def test_the_selection_target_writes_its_record_table_and_figure(tmp_path, monke
     record = rp.reproduce(["selection"], out=tmp_path, n_restarts=3, quiet=True)
     assert {"selection-study.csv.gz", "selection.csv", "selection.png"} <= set(record["files"])
     stored, settings = selection.read_selection_record(tmp_path / "selection-study.csv.gz")
-    assert len(stored) == len(rows) and settings["n_repeats"] == 3 and settings["n_test"] == {"adult": 200}
+    assert len(stored) == len(rows) and settings["n_repeats"] == 3
+    assert settings["n_test"] == {"adult": 200, "kdd": 200} and set(settings["wall_seconds"]) == {"fake/arm",
+                                                                                                 "kdd/fake/arm"}
     table = pd.read_csv(tmp_path / "selection.csv")
-    assert set(zip(table.contender, table.method)) == set(selection.ARMS)
+    assert set(zip(table.data, table.contender, table.method)) == {(key, c, m) for key, arms in
+                                                                   selection.STUDY_ARMS.items() for c, m in arms}

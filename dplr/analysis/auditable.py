@@ -9,7 +9,8 @@ the (ε, δ) mechanisms ``max_privacy_loss(pair)`` is the exact ε at their δ o
 ``audit(..., delta=mechanism.delta)``. :func:`dplr.analysis.audit.check_claim` runs both
 checks. Each mechanism here calls the library's own algorithm (:mod:`dplr.algorithms`,
 :mod:`dplr.mechanisms`), so what is audited is what users run; :mod:`dplr.analysis.broken` holds
-deliberately broken ones in the same form.
+deliberately broken ones in the same form. The module is over 400 lines because it holds every mechanism the audits
+run, each with its exact loss where one is known, so that what is audited is one place.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy import optimize, stats
 
 from dplr.algorithms import standard_erm
 from dplr.analysis.audit import pair_data
@@ -30,7 +32,7 @@ from dplr.learners import LEARNERS
 from dplr.losses import get_loss
 from dplr.mechanisms import IsotropicGaussian, VectorLaplace
 from dplr.release import grid_gaussian_release, grid_laplace_release
-from dplr.selection import random_stopping, run_epsilon
+from dplr.selection import random_stopping, run_budget, run_epsilon
 from dplr.validation import check_random_state
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "ApproximateMinimaPerturbationMechanism",
     "DPSGDMechanism",
     "PrivateSelectionMechanism",
+    "GaussianSelectionMechanism",
 ]
 
 
@@ -321,13 +324,84 @@ class PrivateSelectionMechanism:
         return run_epsilon(self.epsilon)
 
     def __call__(self, value, random_state=None, size=None):
-        noise = VectorLaplace.from_rate(1, self.run_epsilon)
-        v = float(np.asarray(value, dtype=float).reshape(-1)[0])
+        return _best_noisy_count(VectorLaplace.from_rate(1, self.run_epsilon), value, self.stop_probability,
+                                 random_state, size)
 
-        def run(stream):
-            score = v + float(noise.sample(random_state=stream)[0])
-            return score, score
 
-        streams = check_random_state(random_state).spawn(1 if size is None else int(size))
-        outputs = np.array([random_stopping(run, self.stop_probability, s).score for s in streams])
-        return outputs[:, None] if size is not None else outputs
+def _best_noisy_count(noise, value, stop_probability, random_state, size):
+    """``size`` outputs (one if None) of random stopping over runs that release the count ``value`` plus one draw of
+    ``noise`` (a one-dimensional distribution of :mod:`dplr.mechanisms`) as candidate and score."""
+    v = float(np.asarray(value, dtype=float).reshape(-1)[0])
+
+    def run(stream):
+        score = v + float(noise.sample(random_state=stream)[0])
+        return score, score
+
+    streams = check_random_state(random_state).spawn(1 if size is None else int(size))
+    outputs = np.array([random_stopping(run, stop_probability, s).score for s in streams])
+    return outputs[:, None] if size is not None else outputs
+
+
+@dataclass(frozen=True)
+class GaussianSelectionMechanism:
+    r"""Random stopping (:func:`dplr.selection.random_stopping`) over a Gaussian count: the (ε, δ) selection, auditable.
+
+    Each run releases :math:`(v + \eta, v + \eta)`, :math:`\eta \sim N(0, \sigma^2)` with the analytic Gaussian
+    :math:`\sigma` (:func:`dplr.gaussian.analytic_gaussian_sigma`, sensitivity 1) of the run budget
+    :math:`(\varepsilon_0, \delta_0)` = :func:`dplr.selection.run_budget` ``(epsilon, delta, stop_probability)``,
+    the calibration of the selection study's DP-SGD arm: an :math:`(\varepsilon_0, \delta_0)`-DP run with a
+    continuous score. The output is the best run's score. The claim is (``epsilon``, ``delta``)-DP (the book's
+    proposition ``prop-random-stopping-delta``); the data are the count :math:`v`. Audit with
+    ``audit(..., delta=mechanism.delta)``; :meth:`max_privacy_loss` is its ε at δ on a pair, by quadrature.
+    """
+
+    epsilon: float
+    delta: float
+    stop_probability: float = 0.1
+
+    @property
+    def run_budget(self) -> tuple:
+        r"""Each run's :math:`(\varepsilon_0, \delta_0)`."""
+        return run_budget(self.epsilon, self.delta, self.stop_probability)
+
+    @property
+    def sigma(self) -> float:
+        return analytic_gaussian_sigma(*self.run_budget, 1.0)
+
+    def __call__(self, value, random_state=None, size=None):
+        return _best_noisy_count(IsotropicGaussian.from_sigma(1, self.sigma), value, self.stop_probability,
+                                 random_state, size)
+
+    def max_privacy_loss(self, pair, n_points=2**18) -> float:
+        r"""The ε at ``delta`` of the two counts :math:`v, v'`, from the output's density, by quadrature.
+
+        The output (the best of a geometric number of runs, ties of probability 0) has the density
+        :math:`f_v(t) = \gamma\,\varphi_\sigma(t - v)\,/\,(1 - (1-\gamma)\Phi_\sigma(t - v))^2` (the law in the proof of
+        the book's random-stopping theorem, the run's law :math:`N(v, \sigma^2)`). The ε at δ is the smallest ε with
+        :math:`\int \max(0, f_v - e^{\varepsilon} f_{v'}) \le \delta` both ways (the hockey-stick divergence),
+        found by Brent's method; the integrals are Riemann sums over ``n_points`` points from :math:`14\sigma` below
+        the smaller count to :math:`14\sigma` above the larger (the mass outside is below 1e-40). With
+        ``stop_probability = 1`` it is the Gaussian mechanism's exact ε (:meth:`dplr.mechanisms.IsotropicGaussian.epsilon`).
+        """
+        v, v_prime = (float(np.asarray(a, dtype=float).reshape(-1)[0]) for a in pair_data(pair))
+        sigma, gamma = self.sigma, float(self.stop_probability)
+        t, step = np.linspace(min(v, v_prime) - 14.0 * sigma, max(v, v_prime) + 14.0 * sigma, int(n_points),
+                              retstep=True)
+
+        def density(centre):
+            z = (t - centre) / sigma
+            return gamma * stats.norm.pdf(z) / sigma / (1.0 - (1.0 - gamma) * stats.norm.cdf(z)) ** 2
+
+        f, f_prime = density(v), density(v_prime)
+
+        def excess(eps):
+            scale = np.exp(eps)
+            return step * max(np.sum(np.maximum(f - scale * f_prime, 0.0)),
+                              np.sum(np.maximum(f_prime - scale * f, 0.0))) - float(self.delta)
+
+        if excess(0.0) <= 0:
+            return 0.0
+        high = 1.0
+        while excess(high) > 0:
+            high *= 2.0
+        return float(optimize.brentq(excess, 0.0, high, xtol=1e-12, rtol=1e-10))

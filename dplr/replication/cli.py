@@ -13,8 +13,9 @@ Targets (``python -m dplr reproduce --help`` lists them):
   contender's test error against ε with its 95% interval, both losses, and the paired, Holm-corrected comparison
   with objective perturbation); the run writes its record ``modern-study.csv.gz``;
 * tuning without wasting data (:mod:`dplr.replication.real.selection`): ``selection`` (Algorithm 3, private
-  selection and a data-independent λ for Algorithms 1 and 2 and DP-SGD on Adult, the paired, Holm-corrected
-  comparison); the run writes its record ``selection-study.csv.gz``;
+  selection and a data-independent λ for Algorithms 1 and 2 on Adult and KDDCup99, and for DP-SGD on Adult, the
+  paired, Holm-corrected comparison; the table holds both data sets, the figure Adult); the run writes its record
+  ``selection-study.csv.gz``;
 * an intercept (:mod:`dplr.replication.real.intercept`): ``intercept`` (the real-data trade-off with and without a
   public constant feature, paired per repeat, Holm-corrected gains; ``--restarts`` repeats, default 20);
 * the cost of privacy against the model a practitioner would deploy (:mod:`dplr.replication.baseline`):
@@ -116,7 +117,7 @@ TARGETS = {t.name: t for t in (
            (("adult", "tradeoff"),)),
     Target("modern-kdd", "modern", "Today's methods on KDDCup99: test error against epsilon, every contender",
            (("kdd", "tradeoff"),)),
-    Target("selection", "selection", "Adult: Algorithm 3 vs private selection vs a fixed lambda, per contender"),
+    Target("selection", "selection", "Adult and KDDCup99: Algorithm 3 vs private selection vs a fixed lambda"),
     Target("intercept", "intercept", "Adult and KDDCup99: gain of a public constant feature, Algorithms 1 and 2"),
     Target("baseline-adult", "baseline", "Cost of privacy on Adult: baseline chain and the gap in four parts",
            (("adult", "parts"),)),
@@ -213,15 +214,21 @@ INTERCEPT_REPEATS = 20
 
 
 def run_selection(seed=None, n_restarts=None, show_progress=True):
-    """:func:`~dplr.replication.real.selection.run_selection_study` (every arm, Adult): ``(rows, wall_seconds,
-    n_repeats, seed, n_test, chance)``."""
+    """:func:`~dplr.replication.real.selection.run_selection_study` (the arms of
+    :data:`~dplr.replication.real.selection.STUDY_ARMS` on each data set): ``(rows, wall_seconds, n_repeats, seed,
+    n_test, chance)``, ``chance`` Adult's majority-class error (the figure's)."""
     seed = seed_used("selection", seed)
     n_repeats = selection_study.DEFAULT_REPEATS if n_restarts is None else n_restarts
-    with progress("selection: adult", enabled=show_progress):
-        rows, seconds = selection_study.run_selection_study(n_repeats, seed=seed)
+    frames, seconds, n_test = [], {}, {}
+    for key, arms in selection_study.STUDY_ARMS.items():
+        with progress(f"selection: {key}", enabled=show_progress):
+            rows, wall = selection_study.run_selection_study(n_repeats, data=key, seed=seed, arms=arms)
+        frames.append(rows)
+        seconds.update(wall)
+        n_test[key] = len(real_data.study_data(key, seed)[3])
     _, _, _, y_test = real_data.study_data("adult", seed)
     chance = float(min(np.mean(y_test > 0), np.mean(y_test < 0)))  # the majority class's error
-    return rows, seconds, n_repeats, seed, {"adult": len(y_test)}, chance
+    return pd.concat(frames, ignore_index=True), seconds, n_repeats, seed, n_test, chance
 
 
 def run_intercept(seed=None, n_restarts=None, show_progress=True):
@@ -395,9 +402,10 @@ def _selection_figure(results, out):
     points = selection_study.selection_points(rows)
     comparisons = selection_study.selection_comparisons(rows)
     first = comparisons.assign(method=comparisons.contrast.str.split(" - ").str[0]).drop(columns="repeats")
-    table = points.merge(first, on=["contender", "method", "epsilon"], how="left", suffixes=("", "_difference"))
+    table = points.merge(first, on=["data", "contender", "method", "epsilon"], how="left",
+                         suffixes=("", "_difference"))
     _, figures = _plotting()
-    return table, figures.selection_study_figure(points, chance)
+    return table, figures.selection_study_figure(points[points.data == "adult"], chance)
 
 
 def _intercept_figure(gains, out):
