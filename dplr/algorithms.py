@@ -177,7 +177,7 @@ def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws
     tol, max_iter = _check_solver_options(tol, max_iter)
     loss = get_loss(loss, huber_h)
     # the calibration first, so that what float64 cannot calibrate is refused before the solve
-    calibration = _sensitivity_method_calibration(X.shape[0], epsilon, lam, loss, huber_h, tol, release)
+    calibration = _sensitivity_method_calibration(X.shape[0], epsilon, lam, loss, tol, release)
     return private_release(X, y, lam, loss, calibration, n_draws, rng, tol=tol, max_iter=max_iter)
 
 
@@ -189,11 +189,12 @@ def _check_output_release(release, float_release):
     return release
 
 
-def _sensitivity_method_calibration(n, epsilon, lam, loss, huber_h, tol, release):
-    """The calibration :func:`sensitivity_method` releases with (its arguments of the same names; ``n`` records)."""
+def _sensitivity_method_calibration(n, epsilon, lam, loss, tol, release):
+    """The calibration :func:`sensitivity_method` releases with (its arguments of the same names, ``loss`` a loss
+    object; ``n`` records)."""
     grid = _check_output_release(release, "the paper's float64 one") == "grid"
     calibrate = sensitivity_method_grid_calibration if grid else sensitivity_method_calibration
-    return calibrate(n, check_lambda(lam), check_epsilon(epsilon), get_loss(loss, huber_h).lipschitz,
+    return calibrate(n, check_lambda(lam), check_epsilon(epsilon), loss.lipschitz,
                      check_input=False, solver_tol=check_tolerance(tol))
 
 
@@ -283,7 +284,7 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
     lam = check_lambda(lam)
     tol = check_tolerance(tol)
     n, d = X.shape
-    calibration = _objective_perturbation_calibration(n, epsilon, lam, loss, huber_h, form, release, gamma, noise)
+    calibration = _objective_perturbation_calibration(n, epsilon, lam, loss, form, release, gamma, noise)
     if release == "certified":
         return private_release(X, y, lam, loss, calibration, n_draws, random_state,
                                solver_options=_check_solver_dict(solver_options))
@@ -305,9 +306,9 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
                            solver_options=_check_solver_dict(solver_options), noise=b)
 
 
-def _objective_perturbation_calibration(n, epsilon, lam, loss, huber_h, form, release, gamma, noise):
+def _objective_perturbation_calibration(n, epsilon, lam, loss, form, release, gamma, noise):
     """The calibration :func:`objective_perturbation` releases with (a tuple of them for an ``epsilon`` array)."""
-    loss, lam = get_loss(loss, huber_h), check_lambda(lam)
+    lam = check_lambda(lam)
     if _check_release(release, epsilon, noise) == "certified":
         return certified_objective_perturbation_calibration(
             check_epsilon(epsilon), n, lam, _default_gamma(gamma, n), loss.curvature, loss.lipschitz, form,
@@ -345,16 +346,15 @@ def gaussian_output_perturbation(X, y, epsilon, delta, lam, loss="logistic", hub
     lam = check_lambda(lam)
     tol, max_iter = _check_solver_options(tol, max_iter)
     loss = get_loss(loss, huber_h)
-    calibration = _gaussian_output_perturbation_calibration(X.shape[0], epsilon, delta, lam, loss, huber_h, tol,
-                                                            release)
+    calibration = _gaussian_output_perturbation_calibration(X.shape[0], epsilon, delta, lam, loss, tol, release)
     return private_release(X, y, lam, loss, calibration, n_draws, rng, tol=tol, max_iter=max_iter)
 
 
-def _gaussian_output_perturbation_calibration(n, epsilon, delta, lam, loss, huber_h, tol, release):
+def _gaussian_output_perturbation_calibration(n, epsilon, delta, lam, loss, tol, release):
     """The calibration :func:`gaussian_output_perturbation` releases with."""
     grid = _check_output_release(release, "the float64 normals") == "grid"
     calibrate = gaussian_output_perturbation_grid_calibration if grid else gaussian_output_perturbation_calibration
-    return calibrate(n, check_lambda(lam), epsilon, delta, get_loss(loss, huber_h).lipschitz, check_tolerance(tol))
+    return calibrate(n, check_lambda(lam), epsilon, delta, loss.lipschitz, check_tolerance(tol))
 
 
 def gaussian_objective_perturbation(X, y, epsilon, delta, lam, loss="logistic", huber_h=0.5, n_draws=None,
@@ -379,15 +379,14 @@ def gaussian_objective_perturbation(X, y, epsilon, delta, lam, loss="logistic", 
         X, y = check_training_data(X, y)
     loss = get_loss(loss, huber_h)
     lam, tol = check_lambda(lam), check_tolerance(tol)
-    calibration = _gaussian_objective_perturbation_calibration(X.shape[0], epsilon, delta, lam, loss, huber_h, release,
-                                                               gamma)
+    calibration = _gaussian_objective_perturbation_calibration(X.shape[0], epsilon, delta, lam, loss, release, gamma)
     return private_release(X, y, lam, loss, calibration, n_draws, random_state, tol=tol,
                            solver_options=_check_solver_dict(solver_options))
 
 
-def _gaussian_objective_perturbation_calibration(n, epsilon, delta, lam, loss, huber_h, release, gamma):
+def _gaussian_objective_perturbation_calibration(n, epsilon, delta, lam, loss, release, gamma):
     """The calibration :func:`gaussian_objective_perturbation` releases with."""
-    loss, lam = get_loss(loss, huber_h), check_lambda(lam)
+    lam = check_lambda(lam)
     if _check_release(release, epsilon, None) == "certified":
         return certified_gaussian_objective_perturbation_calibration(
             epsilon, delta, n, lam, _default_gamma(gamma, n), loss.curvature, loss.lipschitz)
@@ -419,16 +418,15 @@ def approximate_minima_perturbation(X, y, epsilon, delta, lam, gamma=None, loss=
         X, y = check_training_data(X, y)
     loss = get_loss(loss, huber_h)
     lam = check_lambda(lam)
-    calibration = _approximate_minima_perturbation_calibration(X.shape[0], epsilon, delta, lam, gamma, loss, huber_h,
+    calibration = _approximate_minima_perturbation_calibration(X.shape[0], epsilon, delta, lam, gamma, loss,
                                                                epsilon_split, delta_split)
     return private_release(X, y, lam, loss, calibration, n_draws, random_state,
                            solver_options=_check_solver_dict(solver_options))
 
 
-def _approximate_minima_perturbation_calibration(n, epsilon, delta, lam, gamma, loss, huber_h, epsilon_split,
+def _approximate_minima_perturbation_calibration(n, epsilon, delta, lam, gamma, loss, epsilon_split,
                                                  delta_split):
     """The calibration :func:`approximate_minima_perturbation` releases with."""
-    loss = get_loss(loss, huber_h)
     gamma = 1.0 / n**2 if gamma is None else gamma
     return approximate_minima_perturbation_calibration(epsilon, delta, n, check_lambda(lam), gamma, loss.curvature,
                                                        loss.lipschitz, epsilon_split, delta_split)
@@ -468,4 +466,6 @@ def calibration_used(algorithm, X, y, *args, **kwargs):
     arguments = inspect.signature(algorithm).bind(X, y, *args, **kwargs)
     arguments.apply_defaults()
     arguments = dict(arguments.arguments, n=np.shape(X)[0])
+    if "huber_h" in arguments:  # the algorithm's public boundary: a loss name (and width) resolved once, as it does
+        arguments["loss"] = get_loss(arguments["loss"], arguments["huber_h"])
     return calibrate(**{name: arguments[name] for name in inspect.signature(calibrate).parameters})

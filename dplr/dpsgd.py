@@ -287,6 +287,7 @@ def dp_sgd(X, y, epsilon, delta, sampling_rate, steps, learning_rate, clip_norm=
     """
     if check_input:
         X, y = check_training_data(X, y)
+    loss = get_loss(loss, huber_h)
     calibration = dpsgd_calibration(epsilon=epsilon, delta=delta, sampling_rate=sampling_rate, steps=steps,
                                     clip_norm=clip_norm, neighbouring=neighbouring, accountant=accountant)
     if neighbouring == "add_remove" and lot_size is None:
@@ -294,5 +295,5 @@ def dp_sgd(X, y, epsilon, delta, sampling_rate, steps, learning_rate, clip_norm=
                          "lot's sum must not be divided by q*n. Fix: pass lot_size, a public expected lot size (q "
                          "times a public number of records), or use neighbouring='replace'.")
     return dpsgd_train(X, y, calibration.noise_multiplier, calibration.clip_norm, calibration.sampling_rate,
-                       calibration.steps, learning_rate, lam, loss, huber_h, n_draws, random_state, check_input=False,
-                       lot_size=lot_size)
+                       calibration.steps, learning_rate, lam, loss, n_draws=n_draws, random_state=random_state,
+                       check_input=False, lot_size=lot_size)
