@@ -33,8 +33,9 @@ computed (each release calibrates once). **Shapes** follow numpy's ``size`` rule
 here and :func:`dplr.dpsgd.dp_sgd`: ``n_draws=None`` returns one classifier, an array of shape ``(d,)``;
 ``n_draws=k`` returns ``k`` of them, shape ``(k, d)`` (also for ``k = 1``); the noise functions return the noise
 in the same shapes, paired with the calibration. ``loss`` is a name (``"logistic"``, ``"huber"`` with ``huber_h``)
-or a loss object, resolved once (:func:`dplr.losses.get_loss`); everything below takes the loss object. The module is over 400 lines because each algorithm's calibration step
-lives beside it, and each docstring states its theorem's conditions.
+or a loss object, resolved once (:func:`dplr.losses.get_loss`); everything below takes the loss object. The module
+is over 400 lines because each algorithm's calibration step lives beside it, and each docstring states its
+theorem's conditions.
 
 Sources
 -------
@@ -501,8 +502,7 @@ def _calibration_of(algorithm):
     except (KeyError, TypeError):
         names = ", ".join(function.__name__ for function in _CALIBRATIONS)
         raise ValueError(f"calibration_used and calibrated_release take one of the private algorithms ({names}), "
-                         f"got {algorithm!r}.") \
-            from None
+                         f"got {algorithm!r}.") from None
 
 
 def calibrated_release(algorithm, X, y, *args, **kwargs):
