@@ -28,8 +28,14 @@ scikit-learn estimators in :mod:`dplr.estimators` wrap them.
 
 Each returns its coefficients only; the calibration record a call released with is
 :func:`calibration_used` of the same call (for :func:`dplr.dpsgd.dp_sgd` too), computed by the very function the
-algorithm calls, so the two cannot drift. The module is over 400 lines because each algorithm's calibration step
-lives beside it, and each docstring states its theorem's conditions.
+algorithm calls, so the two cannot drift; :func:`calibrated_release` returns a release and the calibration it
+computed (each release calibrates once). **Shapes** follow numpy's ``size`` rule, the same for every algorithm
+here and :func:`dplr.dpsgd.dp_sgd`: ``n_draws=None`` returns one classifier, an array of shape ``(d,)``;
+``n_draws=k`` returns ``k`` of them, shape ``(k, d)`` (also for ``k = 1``); the noise functions return the noise
+in the same shapes, paired with the calibration. ``loss`` is a name (``"logistic"``, ``"huber"`` with ``huber_h``)
+or a loss object, resolved once (:func:`dplr.losses.get_loss`); everything below takes the loss object. The module
+is over 400 lines because each algorithm's calibration step lives beside it, and each docstring states its
+theorem's conditions.
 
 Sources
 -------
@@ -41,6 +47,8 @@ Sources
 """
 from __future__ import annotations
 
+import contextvars
+import functools
 import inspect
 
 import numpy as np
@@ -85,6 +93,7 @@ __all__ = [
     "gaussian_objective_perturbation",
     "approximate_minima_perturbation",
     "calibration_used",
+    "calibrated_release",
     "SENSITIVITY_METHOD_RELEASES",
 ]
 
@@ -117,6 +126,22 @@ def _check_solver_dict(solver_options):
     if "max_iter" in options:
         options["max_iter"] = check_positive_integer(options["max_iter"], "max_iter")
     return options
+
+
+#: the calibrations computed while :func:`calibrated_release` records them (a list), else ``None``
+_RECORDING = contextvars.ContextVar("dplr_calibrations_recorded", default=None)
+
+
+def _recorded(calibrate):
+    """``calibrate``, its result also recorded while :func:`calibrated_release` runs (one calibration per release)."""
+    @functools.wraps(calibrate)
+    def recorded(*args, **kwargs):
+        calibration = calibrate(*args, **kwargs)
+        record = _RECORDING.get()
+        if record is not None:
+            record.append(calibration)
+        return calibration
+    return recorded
 
 
 def sensitivity_method_noise(n, dim, epsilon, lam, loss="logistic", huber_h=0.5, n_draws=None, random_state=None,
@@ -179,7 +204,7 @@ def sensitivity_method(X, y, epsilon, lam, loss="logistic", huber_h=0.5, n_draws
     tol, max_iter = _check_solver_options(tol, max_iter)
     loss = get_loss(loss, huber_h)
     # the calibration first, so that what float64 cannot calibrate is refused before the solve
-    calibration = _sensitivity_method_calibration(X.shape[0], epsilon, lam, loss, huber_h, tol, release)
+    calibration = _sensitivity_method_calibration(X.shape[0], epsilon, lam, loss, tol, release)
     return private_release(X, y, lam, loss, calibration, n_draws, rng, tol=tol, max_iter=max_iter)
 
 
@@ -191,11 +216,13 @@ def _check_output_release(release, float_release):
     return release
 
 
-def _sensitivity_method_calibration(n, epsilon, lam, loss, huber_h, tol, release):
-    """The calibration :func:`sensitivity_method` releases with (its arguments of the same names; ``n`` records)."""
+@_recorded
+def _sensitivity_method_calibration(n, epsilon, lam, loss, tol, release):
+    """The calibration :func:`sensitivity_method` releases with (its arguments of the same names, ``loss`` a loss
+    object; ``n`` records)."""
     grid = _check_output_release(release, "the paper's float64 one") == "grid"
     calibrate = sensitivity_method_grid_calibration if grid else sensitivity_method_calibration
-    return calibrate(n, check_lambda(lam), check_epsilon(epsilon), get_loss(loss, huber_h).lipschitz,
+    return calibrate(n, check_lambda(lam), check_epsilon(epsilon), loss.lipschitz,
                      check_input=False, solver_tol=check_tolerance(tol))
 
 
@@ -292,7 +319,7 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
     lam = check_lambda(lam)
     tol = check_tolerance(tol)
     n, d = X.shape
-    calibration = _objective_perturbation_calibration(n, epsilon, lam, loss, huber_h, form, release, gamma, noise)
+    calibration = _objective_perturbation_calibration(n, epsilon, lam, loss, form, release, gamma, noise)
     if release != "exact_minimiser":
         return private_release(X, y, lam, loss, calibration, n_draws, random_state,
                                solver_options=_check_solver_dict(solver_options))
@@ -314,9 +341,10 @@ def objective_perturbation(X, y, epsilon, lam, loss="logistic", huber_h=0.5, for
                            solver_options=_check_solver_dict(solver_options), noise=b)
 
 
-def _objective_perturbation_calibration(n, epsilon, lam, loss, huber_h, form, release, gamma, noise):
+@_recorded
+def _objective_perturbation_calibration(n, epsilon, lam, loss, form, release, gamma, noise):
     """The calibration :func:`objective_perturbation` releases with (a tuple of them for an ``epsilon`` array)."""
-    loss, lam = get_loss(loss, huber_h), check_lambda(lam)
+    lam = check_lambda(lam)
     release = _check_release(release, epsilon, noise, OBJECTIVE_PERTURBATION_RELEASES + (CERTIFIED_GRID_RELEASE,))
     if release != "exact_minimiser":
         calibrate = (certified_objective_perturbation_grid_calibration if release == CERTIFIED_GRID_RELEASE else
@@ -357,16 +385,16 @@ def gaussian_output_perturbation(X, y, epsilon, delta, lam, loss="logistic", hub
     lam = check_lambda(lam)
     tol, max_iter = _check_solver_options(tol, max_iter)
     loss = get_loss(loss, huber_h)
-    calibration = _gaussian_output_perturbation_calibration(X.shape[0], epsilon, delta, lam, loss, huber_h, tol,
-                                                            release)
+    calibration = _gaussian_output_perturbation_calibration(X.shape[0], epsilon, delta, lam, loss, tol, release)
     return private_release(X, y, lam, loss, calibration, n_draws, rng, tol=tol, max_iter=max_iter)
 
 
-def _gaussian_output_perturbation_calibration(n, epsilon, delta, lam, loss, huber_h, tol, release):
+@_recorded
+def _gaussian_output_perturbation_calibration(n, epsilon, delta, lam, loss, tol, release):
     """The calibration :func:`gaussian_output_perturbation` releases with."""
     grid = _check_output_release(release, "the float64 normals") == "grid"
     calibrate = gaussian_output_perturbation_grid_calibration if grid else gaussian_output_perturbation_calibration
-    return calibrate(n, check_lambda(lam), epsilon, delta, get_loss(loss, huber_h).lipschitz, check_tolerance(tol))
+    return calibrate(n, check_lambda(lam), epsilon, delta, loss.lipschitz, check_tolerance(tol))
 
 
 def gaussian_objective_perturbation(X, y, epsilon, delta, lam, loss="logistic", huber_h=0.5, n_draws=None,
@@ -391,15 +419,15 @@ def gaussian_objective_perturbation(X, y, epsilon, delta, lam, loss="logistic", 
         X, y = check_training_data(X, y)
     loss = get_loss(loss, huber_h)
     lam, tol = check_lambda(lam), check_tolerance(tol)
-    calibration = _gaussian_objective_perturbation_calibration(X.shape[0], epsilon, delta, lam, loss, huber_h, release,
-                                                               gamma)
+    calibration = _gaussian_objective_perturbation_calibration(X.shape[0], epsilon, delta, lam, loss, release, gamma)
     return private_release(X, y, lam, loss, calibration, n_draws, random_state, tol=tol,
                            solver_options=_check_solver_dict(solver_options))
 
 
-def _gaussian_objective_perturbation_calibration(n, epsilon, delta, lam, loss, huber_h, release, gamma):
+@_recorded
+def _gaussian_objective_perturbation_calibration(n, epsilon, delta, lam, loss, release, gamma):
     """The calibration :func:`gaussian_objective_perturbation` releases with."""
-    loss, lam = get_loss(loss, huber_h), check_lambda(lam)
+    lam = check_lambda(lam)
     if _check_release(release, epsilon, None) == "certified":
         return certified_gaussian_objective_perturbation_calibration(
             epsilon, delta, n, lam, _default_gamma(gamma, n), loss.curvature, loss.lipschitz)
@@ -431,16 +459,16 @@ def approximate_minima_perturbation(X, y, epsilon, delta, lam, gamma=None, loss=
         X, y = check_training_data(X, y)
     loss = get_loss(loss, huber_h)
     lam = check_lambda(lam)
-    calibration = _approximate_minima_perturbation_calibration(X.shape[0], epsilon, delta, lam, gamma, loss, huber_h,
+    calibration = _approximate_minima_perturbation_calibration(X.shape[0], epsilon, delta, lam, gamma, loss,
                                                                epsilon_split, delta_split)
     return private_release(X, y, lam, loss, calibration, n_draws, random_state,
                            solver_options=_check_solver_dict(solver_options))
 
 
-def _approximate_minima_perturbation_calibration(n, epsilon, delta, lam, gamma, loss, huber_h, epsilon_split,
+@_recorded
+def _approximate_minima_perturbation_calibration(n, epsilon, delta, lam, gamma, loss, epsilon_split,
                                                  delta_split):
     """The calibration :func:`approximate_minima_perturbation` releases with."""
-    loss = get_loss(loss, huber_h)
     gamma = 1.0 / n**2 if gamma is None else gamma
     return approximate_minima_perturbation_calibration(epsilon, delta, n, check_lambda(lam), gamma, loss.curvature,
                                                        loss.lipschitz, epsilon_split, delta_split)
@@ -471,13 +499,38 @@ def calibration_used(algorithm, X, y, *args, **kwargs):
     algorithm's calibration record (for :func:`objective_perturbation` with an ``epsilon`` array, a tuple of them,
     one per value); a ``ValueError`` for another function.
     """
-    try:
-        calibrate = _CALIBRATIONS[algorithm]
-    except (KeyError, TypeError):
-        names = ", ".join(function.__name__ for function in _CALIBRATIONS)
-        raise ValueError(f"calibration_used takes one of the private algorithms ({names}), got {algorithm!r}.") \
-            from None
+    calibrate = _calibration_of(algorithm)
     arguments = inspect.signature(algorithm).bind(X, y, *args, **kwargs)
     arguments.apply_defaults()
     arguments = dict(arguments.arguments, n=np.shape(X)[0])
+    if "huber_h" in arguments:  # the algorithm's public boundary: a loss name (and width) resolved once, as it does
+        arguments["loss"] = get_loss(arguments["loss"], arguments["huber_h"])
     return calibrate(**{name: arguments[name] for name in inspect.signature(calibrate).parameters})
+
+
+def _calibration_of(algorithm):
+    try:
+        return _CALIBRATIONS[algorithm]
+    except (KeyError, TypeError):
+        names = ", ".join(function.__name__ for function in _CALIBRATIONS)
+        raise ValueError(f"calibration_used and calibrated_release take one of the private algorithms ({names}), "
+                         f"got {algorithm!r}.") from None
+
+
+def calibrated_release(algorithm, X, y, *args, **kwargs):
+    r"""``(coef, calibration)``: ``algorithm(X, y, *args, **kwargs)`` and the calibration record it released with.
+
+    The same record as :func:`calibration_used` with the same arguments, but calibrated once: the one the release
+    computed, recorded as it was made (the scikit-learn estimators' ``calibration_``). :func:`dplr.dpsgd.dp_sgd`'s
+    is :func:`~dplr.dpsgd.dpsgd_calibration`'s, memoised, so that its accountant runs once too. Always a pair.
+    """
+    _calibration_of(algorithm)
+    if algorithm is dp_sgd:  # dpsgd_calibration is memoised: calibration_used finds what dp_sgd computed
+        return dp_sgd(X, y, *args, **kwargs), calibration_used(dp_sgd, X, y, *args, **kwargs)
+    token = _RECORDING.set([])
+    try:
+        coef = algorithm(X, y, *args, **kwargs)
+        (calibration,) = _RECORDING.get()
+    finally:
+        _RECORDING.reset(token)
+    return coef, calibration

@@ -59,6 +59,7 @@ __all__ = [
     "DPSGDCalibration",
     "dpsgd_calibration",
     "dpsgd_train",
+    "dpsgd_train_with_clipping",
     "dp_sgd",
     "noise_scale",
 ]
@@ -211,8 +212,7 @@ def clear_calibration_cache():
 
 
 def dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, lam=0.0, loss="logistic",
-                huber_h=0.5, n_draws=None, random_state=None, clip=True, check_input=True, lot_size=None,
-                return_clipped=False):
+                huber_h=0.5, n_draws=None, random_state=None, clip=True, check_input=True, lot_size=None):
     r"""The DP-SGD iteration of the module docstring: ``n_draws`` independent runs at once; returns :math:`w_T`.
 
     Returns shape ``(d,)`` (``n_draws=None``) or ``(n_draws, d)``. The stream is used per step in this order:
@@ -223,14 +223,28 @@ def dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learnin
     the result is what :func:`dpsgd_epsilon` reports for the same :math:`(\sigma, q, T)` under ``"replace"``, and
     under ``"add_remove"`` when ``lot_size`` (the public divisor :math:`m`; ``None``: :math:`qn`) is given.
 
-    ``return_clipped=True`` returns ``(coef, clipped)``: ``clipped`` (one number per draw; a float for
-    ``n_draws=None``) is the fraction of the per-example gradients of all lots, over all steps, whose norm exceeded
-    ``clip_norm`` -- how much the clipping binds. A diagnostic computed from the records, not covered by the
-    privacy guarantee: do not release it.
+    :func:`dpsgd_train_with_clipping` also returns how much the clipping binds.
     """
+    return _dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, lam,
+                        get_loss(loss, huber_h), n_draws, random_state, clip, check_input, lot_size, False)
+
+
+def dpsgd_train_with_clipping(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, lam=0.0,
+                              loss="logistic", huber_h=0.5, n_draws=None, random_state=None, clip=True,
+                              check_input=True, lot_size=None):
+    r"""``(coef, clipped)``: :func:`dpsgd_train`'s ``coef`` (the same arguments, the same numbers) and ``clipped``,
+    the fraction of the per-example gradients of all lots, over all steps, whose norm exceeded ``clip_norm`` -- how
+    much the clipping binds; one number per draw, a float for ``n_draws=None`` (numpy's ``size`` rule). A diagnostic
+    computed from the records, not covered by the privacy guarantee: do not release it.
+    """
+    return _dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, lam,
+                        get_loss(loss, huber_h), n_draws, random_state, clip, check_input, lot_size, True)
+
+
+def _dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, lam, loss, n_draws,
+                 random_state, clip, check_input, lot_size, return_clipped):
     if check_input:
         X, y = check_training_data(X, y)
-    loss = get_loss(loss, huber_h)
     sigma = float(noise_multiplier)
     if not (np.isfinite(sigma) and sigma >= 0):
         raise ValueError(f"noise_multiplier must be a finite number >= 0, got {noise_multiplier!r}.")
@@ -287,6 +301,7 @@ def dp_sgd(X, y, epsilon, delta, sampling_rate, steps, learning_rate, clip_norm=
     """
     if check_input:
         X, y = check_training_data(X, y)
+    loss = get_loss(loss, huber_h)
     calibration = dpsgd_calibration(epsilon=epsilon, delta=delta, sampling_rate=sampling_rate, steps=steps,
                                     clip_norm=clip_norm, neighbouring=neighbouring, accountant=accountant)
     if neighbouring == "add_remove" and lot_size is None:
@@ -294,5 +309,5 @@ def dp_sgd(X, y, epsilon, delta, sampling_rate, steps, learning_rate, clip_norm=
                          "lot's sum must not be divided by q*n. Fix: pass lot_size, a public expected lot size (q "
                          "times a public number of records), or use neighbouring='replace'.")
     return dpsgd_train(X, y, calibration.noise_multiplier, calibration.clip_norm, calibration.sampling_rate,
-                       calibration.steps, learning_rate, lam, loss, huber_h, n_draws, random_state, check_input=False,
-                       lot_size=lot_size)
+                       calibration.steps, learning_rate, lam, loss, n_draws=n_draws, random_state=random_state,
+                       check_input=False, lot_size=lot_size)

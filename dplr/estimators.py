@@ -76,7 +76,7 @@ _INPUT_HINT = ("dplr estimators need a non-empty, dense, 2-D numeric X (n_sample
 
 
 def _logistic_loss(estimator):
-    if estimator.loss != "logistic":
+    if getattr(estimator.loss, "name", estimator.loss) != "logistic":  # a name or a loss object
         raise AttributeError(
             f"{type(estimator).__name__} with loss={estimator.loss!r} has no predict_proba / predict_log_proba: "
             f"a Huber SVM score is not a probability. Use decision_function, or loss='logistic'."
@@ -143,10 +143,9 @@ class _LinearClassifierThroughOrigin(ClassifierMixin, BaseEstimator):
             self.calibration_ = None
             return learner.release(X, y, loss=loss, check_input=False, **parameters)
         target = {name: getattr(self, name) for name in learner.privacy_target}
-        # the calibration the release uses, computed by the function the algorithm calls (no data read)
-        calibration = learner.calibration(X, y, **target, loss=loss, check_input=False, **parameters)
-        coef = learner.release(X, y, **target, loss=loss, random_state=self.random_state, check_input=False,
-                               **parameters)
+        # the calibration the release used, calibrated once (dplr.algorithms.calibrated_release)
+        coef, calibration = learner.calibrated_release(X, y, **target, loss=loss, random_state=self.random_state,
+                                                       check_input=False, **parameters)
         self.calibration_ = calibration
         return coef
 

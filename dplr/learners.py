@@ -17,6 +17,7 @@ from typing import Callable
 
 from dplr.algorithms import (
     approximate_minima_perturbation,
+    calibrated_release,
     calibration_used,
     gaussian_objective_perturbation,
     gaussian_output_perturbation,
@@ -64,6 +65,11 @@ class Learner:
         """The calibration record :meth:`release` with the same arguments releases with
         (:func:`dplr.algorithms.calibration_used`); a ``ValueError`` for the non-private learner."""
         return calibration_used(self.algorithm, X, y, *self._target(epsilon, delta), **parameters)
+
+    def calibrated_release(self, X, y, *, epsilon=None, delta=None, **parameters):
+        """``(coef, calibration)``: :meth:`release` and the calibration it released with, calibrated once
+        (:func:`dplr.algorithms.calibrated_release`); a ``ValueError`` for the non-private learner."""
+        return calibrated_release(self.algorithm, X, y, *self._target(epsilon, delta), **parameters)
 
     def _target(self, epsilon, delta):
         values = {"epsilon": epsilon, "delta": delta}

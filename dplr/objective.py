@@ -106,23 +106,23 @@ class RegularizedERM:
         return H
 
 
-def _problem(W, X, y, lam, loss, b, ridge, huber_h):
+def _problem(W, X, y, lam, loss, b, ridge):
     W = np.atleast_2d(np.asarray(W, dtype=float))
     U = np.asarray(X, dtype=float) * np.asarray(y, dtype=float)[:, None]
     B = None
     if b is not None:
         B = np.asarray(b, dtype=float)
         B = np.broadcast_to(B, W.shape) if B.ndim == 1 else B
-    return W, RegularizedERM(U, lam, get_loss(loss, huber_h), B, ridge)
+    return W, RegularizedERM(U, lam, loss, B, ridge)
 
 
 def regularized_erm_objective(W, X, y, lam, loss="logistic", b=None, ridge=0.0, huber_h=0.5):
     """Value of :math:`J_j(w_j)` for each row ``w_j`` of ``W`` (shape ``(k, d)`` or ``(d,)``) on data ``(X, y)``."""
-    W, problem = _problem(W, X, y, lam, loss, b, ridge, huber_h)
+    W, problem = _problem(W, X, y, lam, get_loss(loss, huber_h), b, ridge)
     return problem.value(W)
 
 
 def regularized_erm_gradient(W, X, y, lam, loss="logistic", b=None, ridge=0.0, huber_h=0.5):
     """Gradient of :math:`J_j` at each row ``w_j`` of ``W`` on data ``(X, y)``; shape ``(k, d)``."""
-    W, problem = _problem(W, X, y, lam, loss, b, ridge, huber_h)
+    W, problem = _problem(W, X, y, lam, get_loss(loss, huber_h), b, ridge)
     return problem.gradient(W)

@@ -54,6 +54,7 @@ import numpy as np
 from dplr.algorithms import objective_perturbation
 from dplr.ball import check_rows_in_ball
 from dplr.directed_rounding import exact, round_down, round_up
+from dplr.losses import get_loss
 from dplr.mechanisms import laplace_mechanism
 from dplr.tuning import test_error
 from dplr.validation import check_epsilon, check_lambda, check_random_state, check_signed_data
@@ -257,9 +258,10 @@ def private_selection(X, y, lambdas, epsilon, stop_probability=0.1, score_share=
                          "use delta=0.")
     if fit is None:
         candidates = [check_lambda(lam) for lam in candidates]
+        loss = get_loss(loss, huber_h)
 
         def fit(X_, y_, lam, eps, stream):
-            return objective_perturbation(X_, y_, eps, lam, loss, huber_h, random_state=stream, check_input=False,
+            return objective_perturbation(X_, y_, eps, lam, loss, random_state=stream, check_input=False,
                                           release=release)
     elif not callable(fit):
         raise ValueError(f"fit must be a function fit(X, y, candidate, epsilon, random_state), got {fit!r}.")

@@ -8,7 +8,8 @@ import pytest
 
 from dplr.algorithms import calibration_used, standard_erm
 from dplr.datasets.simulated import make_unseparable
-from dplr.dpsgd import dp_sgd, dpsgd_calibration, dpsgd_epsilon, dpsgd_noise_multiplier, dpsgd_train
+from dplr.dpsgd import (dp_sgd, dpsgd_calibration, dpsgd_epsilon, dpsgd_noise_multiplier, dpsgd_train,
+                        dpsgd_train_with_clipping)
 from dplr.losses import get_loss
 from dplr.validation import check_training_data
 
@@ -137,12 +138,12 @@ def test_the_clipped_fraction_counts_the_lots_gradients_above_the_clip_norm():
     X, y = make_unseparable(300, d=4, random_state=0)
     args = dict(noise_multiplier=1.0, sampling_rate=0.2, steps=30, learning_rate=0.5, random_state=7)
     plain = dpsgd_train(X, y, clip_norm=0.4, **args)
-    coef, clipped = dpsgd_train(X, y, clip_norm=0.4, return_clipped=True, **args)
+    coef, clipped = dpsgd_train_with_clipping(X, y, clip_norm=0.4, **args)
     assert np.array_equal(plain, coef)  # the diagnostic does not touch the run
     # |l'| * ||x|| <= 1 for the logistic loss on rows in the unit ball: C = 1 never clips; a C far below every
     # gradient's norm clips them all
-    assert dpsgd_train(X, y, clip_norm=1.0, return_clipped=True, **args)[1] == 0.0
-    assert dpsgd_train(X, y, clip_norm=1e-9, return_clipped=True, **args)[1] == 1.0
+    assert dpsgd_train_with_clipping(X, y, clip_norm=1.0, **args)[1] == 0.0
+    assert dpsgd_train_with_clipping(X, y, clip_norm=1e-9, **args)[1] == 1.0
     assert 0.0 < clipped < 1.0
-    _, many = dpsgd_train(X, y, clip_norm=0.4, return_clipped=True, n_draws=3, **args)
+    _, many = dpsgd_train_with_clipping(X, y, clip_norm=0.4, n_draws=3, **args)
     assert many.shape == (3,)

@@ -83,11 +83,10 @@ def sharper_sensitivity_bound(n, lam):
 @one_blas_thread
 def neighbour_distance(pair: NeighbouringPair, lam, loss="logistic", huber_h=0.5) -> float:
     r""":math:`\lVert w^*(D) - w^*(D')\rVert` for L2-regularised ERM, solved with :mod:`dplr.solver`."""
-    return _neighbour_distance(pair, lam, loss, huber_h)
+    return _neighbour_distance(pair, lam, get_loss(loss, huber_h))
 
 
-def _neighbour_distance(pair, lam, loss="logistic", huber_h=0.5):
-    loss = get_loss(loss, huber_h)
+def _neighbour_distance(pair, lam, loss):
     w = standard_erm(pair.X, pair.y, lam, loss, tol=1e-12)
     w_prime = standard_erm(pair.X_prime, pair.y_prime, lam, loss, tol=1e-12)
     return float(np.linalg.norm(w - w_prime))
@@ -101,6 +100,7 @@ def random_neighbour_distances(X, y, lam, n_pairs, loss="logistic", huber_h=0.5,
     with a random label: the "random ones" the adversarial search is compared with.
     """
     rng = check_random_state(random_state)
+    loss = get_loss(loss, huber_h)
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     n, d = X.shape
@@ -111,7 +111,7 @@ def random_neighbour_distances(X, y, lam, n_pairs, loss="logistic", huber_h=0.5,
         x_new /= np.linalg.norm(x_new)
         X2, y2 = X.copy(), y.copy()
         X2[i], y2[i] = x_new, rng.choice([-1.0, 1.0])
-        out[j] = _neighbour_distance(NeighbouringPair(X, y, X2, y2), lam, loss, huber_h)
+        out[j] = _neighbour_distance(NeighbouringPair(X, y, X2, y2), lam, loss)
     return out
 
 

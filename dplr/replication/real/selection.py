@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from dplr.algorithms import objective_perturbation, sensitivity_method
-from dplr.dpsgd import dpsgd_calibration, dpsgd_train
+from dplr.dpsgd import dpsgd_calibration, dpsgd_train_with_clipping
 from dplr.replication import record
 from dplr.replication.real_data import DEFAULT_SEED, DELTA, DPSGDConfig, dpsgd_parameters, study_data
 from dplr.replication.seeding import task_stream
@@ -125,14 +125,14 @@ def _stream(seed, data, contender, method, eps, *rest):
 
 
 def _dpsgd_fit(X, y, config, epsilon, random_state, delta, clipped=None):
-    """DP-SGD at (ε, δ) with ``config`` (:func:`dplr.dpsgd.dpsgd_calibration` then :func:`dplr.dpsgd.dpsgd_train`,
-    as :func:`dplr.dpsgd.dp_sgd` does), appending the run's fraction of clipped gradients to the list ``clipped`` if
+    """DP-SGD at (ε, δ) with ``config`` (:func:`dplr.dpsgd.dpsgd_calibration` then
+    :func:`dplr.dpsgd.dpsgd_train_with_clipping`, as :func:`dplr.dpsgd.dp_sgd` does), appending the run's fraction of clipped gradients to the list ``clipped`` if
     given (a diagnostic)."""
     p = dpsgd_parameters(config, len(y))
     calibration = dpsgd_calibration(epsilon, delta, p["sampling_rate"], p["steps"], p["clip_norm"])
-    coef, fraction = dpsgd_train(X, y, calibration.noise_multiplier, p["clip_norm"], p["sampling_rate"], p["steps"],
-                                 p["learning_rate"], p["lam"], random_state=random_state, check_input=False,
-                                 return_clipped=True)
+    coef, fraction = dpsgd_train_with_clipping(X, y, calibration.noise_multiplier, p["clip_norm"], p["sampling_rate"],
+                                               p["steps"], p["learning_rate"], p["lam"], random_state=random_state,
+                                               check_input=False)
     if clipped is not None:
         clipped.append(fraction)
     return coef
