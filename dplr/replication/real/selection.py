@@ -122,7 +122,7 @@ def _dpsgd_fit(X, y, config, epsilon, random_state, delta, clipped=None):
     calibration = dpsgd_calibration(epsilon, delta, p["sampling_rate"], p["steps"], p["clip_norm"])
     coef, fraction = dpsgd_train(X, y, calibration.noise_multiplier, p["clip_norm"], p["sampling_rate"], p["steps"],
                                  p["learning_rate"], p["lam"], random_state=random_state, check_input=False,
-                                 return_clipped=True)
+                                 return_clipped=True, rounding=p["rounding"])  # the record's arithmetic, pinned
     if clipped is not None:
         clipped.append(fraction)
     return coef
