@@ -30,11 +30,24 @@ divides them must not depend on the data. Under ``"replace"`` the default :math:
 same on both data sets); under ``"add_remove"`` :math:`n` is what differs, so a public ``lot_size`` must be passed
 (Abadi et al.'s :math:`L = qN` for a public :math:`N`): dividing by the private :math:`qn` is not covered (at
 :math:`n = 10` the exact δ at the target ε is hundreds of times the target).
+
+**Float64, covered** (``rounding="directed"``, the default of :func:`dpsgd_train` and :func:`dp_sgd`). The accountant
+assumes every record's clipped gradient has norm at most :math:`C` and the lot's sum is exact; in float64
+:math:`g\min(1, C/\lVert g\rVert)` can exceed :math:`C` by ulps and the summed lot differs from the exact sum by a
+rounding error that depends on the records. :func:`clip_caps` clips each :math:`|\ell'|` to a cap rounded down
+below :math:`C` over an upper bound on :math:`\lVert y_ix_i\rVert`, so each clipped gradient, as a real vector,
+has norm :math:`\le C` exactly; :func:`covered_clip_norm` widens :math:`C` by Higham's bound on the lot sum's
+rounding, and the noise is :math:`\sigma` times that, rounded up (:func:`noise_scale`); proofs in their
+docstrings. ``rounding="nearest"`` keeps the arithmetic of the book's DP-SGD records (the rescaling
+:math:`g/\max(1, \lVert g\rVert/C)` in float64, noise :math:`\sigma C` rounded up, no rounding term), which
+``dplr.replication.real_data.dpsgd_parameters`` pins: another arithmetic draws other bits. Not covered either
+way: numpy's Gaussian sampler is float64 (Jin et al. 2022; the book's chapter on floating point).
 """
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -52,6 +65,9 @@ from dplr.validation import (
 
 __all__ = [
     "NEIGHBOURING_RELATIONS",
+    "DPSGD_ROUNDINGS",
+    "clip_caps",
+    "covered_clip_norm",
     "ACCOUNTANTS",
     "dpsgd_epsilon",
     "clear_calibration_cache",
@@ -68,14 +84,81 @@ __all__ = [
 NEIGHBOURING_RELATIONS = ("replace", "add_remove")
 #: The accountants of ``dp-accounting`` used, privacy-loss distributions and Rényi DP.
 ACCOUNTANTS = ("pld", "rdp")
+#: DP-SGD's float64 arithmetic: ``"directed"`` (clipping provably within :math:`C`, noise covering the lot sum's
+#: rounding; the default) or ``"nearest"`` (the records' arithmetic; module docstring).
+DPSGD_ROUNDINGS = ("directed", "nearest")
+
+#: The unit roundoff of float64, :math:`u = 2^{-53}`.
+_UNIT_ROUNDOFF = Fraction(1, 2**53)
 
 
-def noise_scale(noise_multiplier, clip_norm) -> float:
+def _gamma(n) -> Fraction:
+    r"""Higham's :math:`\gamma_n = nu/(1 - nu)`, exactly (:math:`nu < 1`)."""
+    if n * _UNIT_ROUNDOFF >= 1:
+        raise ValueError(f"{n} terms are beyond float64's error bound (n * 2**-53 < 1 needed).")
+    return n * _UNIT_ROUNDOFF / (1 - n * _UNIT_ROUNDOFF)
+
+
+def clip_caps(U, clip_norm) -> np.ndarray:
+    r"""Per record, a float64 cap :math:`a_i` with :math:`a_i\lVert u_i\rVert \le C` exactly: clipping
+    :math:`\ell'` to :math:`[-a_i, a_i]` gives a gradient :math:`\ell' u_i` of norm :math:`\le C` as a real vector.
+
+    ``U`` (n, d) holds the rows :math:`u_i = y_i x_i`. *Proof.* :math:`s_i` = ``sum(U*U, axis=1)`` in float64, in
+    any order, with or without fused multiply-adds, satisfies :math:`|s_i - S_i| \le \gamma_d S_i + d\,2^{-1074}`
+    for :math:`S_i = \lVert u_i\rVert^2` (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., 2002,
+    Section 3.1, with each product's underflow error at most :math:`2^{-1075}`), so :math:`S_i \le (s_i + d\,
+    2^{-1074})/(1 - \gamma_d)`. Each of the three float64 steps -- :math:`t_i = s_i + d\,2^{-1074}`,
+    :math:`r_i = \sqrt{t_i}`, :math:`b_i = r_i\kappa` with :math:`\kappa` = :math:`1/(1-\gamma_d)` rounded up
+    (:math:`\ge 1/\sqrt{1-\gamma_d}`) -- is followed by ``nextafter`` toward :math:`+\infty`, which makes a
+    round-to-nearest result at least the exact one; so :math:`b_i \ge \lVert u_i\rVert` (and :math:`b_i > 0`).
+    Then :math:`a_i` = ``nextafter(C / b_i, 0)``: a correctly rounded quotient is within half an ulp of
+    :math:`C/b_i`, so the float64 below it is :math:`\le C/b_i \le C/\lVert u_i\rVert`.
+    """
+    U = np.asarray(U, dtype=float)
+    d = U.shape[1]
+    kappa = round_up(1 / (1 - _gamma(d)))
+    tiny = d * 2.0**-1074  # exact: a multiple of the smallest subnormal
+    t = np.nextafter(np.sum(U * U, axis=1) + tiny, np.inf)
+    bound = np.nextafter(np.nextafter(np.sqrt(t), np.inf) * kappa, np.inf)
+    with np.errstate(over="ignore"):  # C / b beyond float64's range: inf, and nextafter(inf, 0) is the largest float
+        return np.nextafter(float(clip_norm) / bound, 0.0)
+
+
+def covered_clip_norm(clip_norm, n, d) -> Fraction:
+    r"""The clipping norm :math:`\tilde C = C(1 + 2n\gamma_n) + d\,n\,2^{-1073}` (exact) that the float64 sum of a
+    lot's clipped gradients, over ``n`` records in ``d`` dimensions, respects as the accountant needs :math:`C`.
+
+    *Proof* (neighbouring relation ``"replace"``). The lot's sum is the product ``(c * mask) @ U``: each coordinate
+    an inner product of length :math:`n` whose masked terms are exact zeros. Higham's bound (2002, Section 3.1,
+    any order of summation, fused multiply-adds or not), with underflow, gives :math:`\lVert \hat S(B) - S(B)
+    \rVert \le \gamma_n \sum_{i \in B}\lVert c_iu_i\rVert + \sqrt d\,n\,2^{-1074}` for the exact sum
+    :math:`S(B)`, and each :math:`\lVert c_iu_i\rVert \le C` (:func:`clip_caps`). Condition on the step's other
+    members :math:`R` (the same on neighbours: one record replaced, the masks by position). If the replaced record
+    is not in the lot, both data sets compute the same products, hence the same :math:`\hat S(R)`. If it is,
+    :math:`\lVert \hat S(R \cup \{x\}) - \hat S(R)\rVert \le C + \gamma_n nC + \gamma_n nC + 2\sqrt d\,n\,
+    2^{-1074} \le \tilde C` (at most :math:`n` members). So, translated by :math:`\hat S(R)`, the step is the
+    accountant's Poisson-subsampled Gaussian with contributions of norm :math:`\le \tilde C`; its noise
+    :math:`\sigma\tilde C` (rounded up: a wider Gaussian is the narrower one plus independent noise,
+    post-processing) makes it exactly the accountant's mechanism at multiplier :math:`\ge \sigma`, scaled. Adding the
+    noise in float64 rounds the exact real :math:`\hat S + Z`: post-processing too.
+
+    Not covered: under ``"add_remove"`` :math:`n` differs between neighbours and the others' sum is computed with
+    one row more or less, which a blocked summation may round differently (its noise scale uses the ``n`` it is
+    given); and the Gaussian draws are numpy's float64 ones (module docstring).
+    """
+    n = check_positive_integer(n, "n")
+    return exact(clip_norm) * (1 + 2 * n * _gamma(n)) + Fraction(d * n, 2**1073)
+
+
+def noise_scale(noise_multiplier, clip_norm, n=None, d=None) -> float:
     r"""The standard deviation :math:`\sigma C` of a step's noise, rounded *up* to a float64
     (:mod:`dplr.directed_rounding`): the accountant's guarantee for :math:`\sigma` holds for noise at least
     :math:`\sigma C` wide on sums of gradients clipped to :math:`C`; the product rounded to nearest is below the exact
-    one about half of the time."""
-    return round_up(exact(noise_multiplier) * exact(clip_norm))
+    one about half of the time. With ``n`` records in ``d`` dimensions, :math:`\sigma\tilde C` rounded up instead,
+    :math:`\tilde C` = :func:`covered_clip_norm`: the noise that covers the float64 sum of a lot, too."""
+    if n is None:
+        return round_up(exact(noise_multiplier) * exact(clip_norm))
+    return round_up(exact(noise_multiplier) * covered_clip_norm(clip_norm, n, check_positive_integer(d, "d")))
 
 
 def _check_rate(sampling_rate):
@@ -91,6 +174,11 @@ def _check_choices(neighbouring, accountant):
         raise ValueError(f"neighbouring must be one of {NEIGHBOURING_RELATIONS}, got {neighbouring!r}.")
     if not isinstance(accountant, str) or accountant not in ACCOUNTANTS:
         raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}.")
+
+
+def _check_rounding(rounding):
+    if not isinstance(rounding, str) or rounding not in DPSGD_ROUNDINGS:
+        raise ValueError(f"rounding must be one of {DPSGD_ROUNDINGS}, got {rounding!r}.")
 
 
 def _accountant(neighbouring, accountant):
@@ -181,7 +269,8 @@ class DPSGDCalibration:
     accountant: str
 
     def mechanism(self, dim) -> IsotropicGaussian:
-        """The noise of one step: :math:`N(0, (\\sigma C)^2 I_{dim})`, :math:`\\sigma C` rounded up (:func:`noise_scale`)."""
+        """The noise of one step: :math:`N(0, (\\sigma C)^2 I_{dim})`, :math:`\\sigma C` rounded up (:func:`noise_scale`);
+        :func:`dpsgd_train`'s default ``rounding="directed"`` draws it a rounding term wider (:func:`covered_clip_norm`)."""
         return IsotropicGaussian.from_sigma(dim, noise_scale(self.noise_multiplier, self.clip_norm))
 
 
@@ -212,7 +301,8 @@ def clear_calibration_cache():
 
 
 def dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, lam=0.0, loss="logistic",
-                huber_h=0.5, n_draws=None, random_state=None, clip=True, check_input=True, lot_size=None):
+                huber_h=0.5, n_draws=None, random_state=None, clip=True, check_input=True, lot_size=None,
+                rounding="directed"):
     r"""The DP-SGD iteration of the module docstring: ``n_draws`` independent runs at once; returns :math:`w_T`.
 
     Returns shape ``(d,)`` (``n_draws=None``) or ``(n_draws, d)``. The stream is used per step in this order:
@@ -223,26 +313,32 @@ def dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learnin
     the result is what :func:`dpsgd_epsilon` reports for the same :math:`(\sigma, q, T)` under ``"replace"``, and
     under ``"add_remove"`` when ``lot_size`` (the public divisor :math:`m`; ``None``: :math:`qn`) is given.
 
+    ``rounding`` (:data:`DPSGD_ROUNDINGS`): ``"directed"`` clips :math:`\ell'` to :func:`clip_caps` and draws noise
+    :func:`noise_scale` ``(sigma, C, n, d)`` (module docstring: the float64 computation is covered, under
+    ``"replace"``); ``"nearest"`` is the records' arithmetic (:math:`\ell'/\max(1, |\ell'|\lVert u_i\rVert/C)`
+    in float64, noise :math:`\sigma C` rounded up).
+
     :func:`dpsgd_train_with_clipping` also returns how much the clipping binds.
     """
     return _dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, lam,
-                        get_loss(loss, huber_h), n_draws, random_state, clip, check_input, lot_size, False)
+                        get_loss(loss, huber_h), n_draws, random_state, clip, check_input, lot_size, False, rounding)
 
 
 def dpsgd_train_with_clipping(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, lam=0.0,
                               loss="logistic", huber_h=0.5, n_draws=None, random_state=None, clip=True,
-                              check_input=True, lot_size=None):
+                              check_input=True, lot_size=None, rounding="directed"):
     r"""``(coef, clipped)``: :func:`dpsgd_train`'s ``coef`` (the same arguments, the same numbers) and ``clipped``,
     the fraction of the per-example gradients of all lots, over all steps, whose norm exceeded ``clip_norm`` -- how
     much the clipping binds; one number per draw, a float for ``n_draws=None`` (numpy's ``size`` rule). A diagnostic
     computed from the records, not covered by the privacy guarantee: do not release it.
     """
     return _dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, lam,
-                        get_loss(loss, huber_h), n_draws, random_state, clip, check_input, lot_size, True)
+                        get_loss(loss, huber_h), n_draws, random_state, clip, check_input, lot_size, True, rounding)
 
 
 def _dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learning_rate, lam, loss, n_draws,
-                 random_state, clip, check_input, lot_size, return_clipped):
+                 random_state, clip, check_input, lot_size, return_clipped, rounding):
+    _check_rounding(rounding)
     if check_input:
         X, y = check_training_data(X, y)
     sigma = float(noise_multiplier)
@@ -263,7 +359,8 @@ def _dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learni
     W = np.zeros((k, d))
     # the noise N(0, (sigma C)^2 I) of each step, drawn by its mechanism; sigma = 0 (not private) draws the same
     # normals and adds zeros, so that the lots' masks use the stream as for any sigma
-    scale = noise_scale(sigma, clip_norm)
+    scale = noise_scale(sigma, clip_norm) if rounding == "nearest" else noise_scale(sigma, clip_norm, n, d)
+    caps = clip_caps(U, clip_norm) if rounding == "directed" else None
     noise = IsotropicGaussian.from_sigma(d, scale if scale > 0 else 1.0)
     clipped, members = np.zeros(k), np.zeros(k)
     for _ in range(steps):
@@ -272,7 +369,9 @@ def _dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learni
         if return_clipped:
             clipped += ((np.abs(first) * norms > clip_norm) & mask).sum(axis=1)
             members += mask.sum(axis=1)
-        if clip:
+        if clip and rounding == "directed":
+            first = np.clip(first, -caps, caps)  # exact: |first_i| <= caps_i, so ||first_i u_i|| <= C (clip_caps)
+        elif clip:
             size = np.abs(first) * norms
             first = first / np.maximum(1.0, size / clip_norm)
         gradient = (first * mask) @ U + (noise.sample(k, rng) if scale > 0 else noise.sample(k, rng) * 0.0)
@@ -286,7 +385,7 @@ def _dpsgd_train(X, y, noise_multiplier, clip_norm, sampling_rate, steps, learni
 
 def dp_sgd(X, y, epsilon, delta, sampling_rate, steps, learning_rate, clip_norm=1.0, lam=0.0, loss="logistic",
            huber_h=0.5, n_draws=None, random_state=None, neighbouring="replace", accountant="pld",
-           check_input=True, lot_size=None):
+           check_input=True, lot_size=None, rounding="directed"):
     r"""DP-SGD at a privacy target: calibrate :math:`\sigma` with the accountant (:func:`dpsgd_calibration`), then train.
 
     (ε, δ)-DP under ``neighbouring`` (module docstring): clipping alone bounds each record's contribution. The
@@ -294,11 +393,13 @@ def dp_sgd(X, y, epsilon, delta, sampling_rate, steps, learning_rate, clip_norm=
     so ``clip_norm >= 1`` never clips them.
     ``lot_size``: the public number the lot's noisy sum is divided by (module docstring); required under
     ``"add_remove"``, where the default :math:`qn` would depend on the record added or removed.
+    ``rounding``: :func:`dpsgd_train`'s (``"directed"``, or the records' ``"nearest"``).
 
     Returns: ``coef``, shape ``(d,)`` or ``(n_draws, d)``; the calibration it trained with is
     ``dpsgd_calibration(epsilon, delta, sampling_rate, steps, clip_norm, neighbouring, accountant)`` (the same
     arguments; :func:`dplr.algorithms.calibration_used` binds them from a call's).
     """
+    _check_rounding(rounding)
     if check_input:
         X, y = check_training_data(X, y)
     loss = get_loss(loss, huber_h)
@@ -310,4 +411,4 @@ def dp_sgd(X, y, epsilon, delta, sampling_rate, steps, learning_rate, clip_norm=
                          "times a public number of records), or use neighbouring='replace'.")
     return dpsgd_train(X, y, calibration.noise_multiplier, calibration.clip_norm, calibration.sampling_rate,
                        calibration.steps, learning_rate, lam, loss, n_draws=n_draws, random_state=random_state,
-                       check_input=False, lot_size=lot_size)
+                       check_input=False, lot_size=lot_size, rounding=rounding)

@@ -60,6 +60,7 @@ from dplr.validation import check_positive_finite, check_positive_integer, check
 
 __all__ = [
     "DiscreteGaussian",
+    "bernoulli_exp",
     "DiscreteLaplace",
     "GridGaussian",
     "GridLaplace",
@@ -378,6 +379,17 @@ def _bernoulli_exp(numerator: int, denominator: int, rng) -> bool:
     while _bernoulli(numerator, denominator * k, rng):
         k += 1
     return k % 2 == 1
+
+
+def bernoulli_exp(gamma, random_state=None) -> bool:
+    r"""True with probability :math:`e^{-\gamma}`, exactly, for a rational :math:`\gamma \ge 0` (a float64, an int or a
+    ``fractions.Fraction``, taken exactly): Canonne, Kamath & Steinke's Algorithm 1 (``_bernoulli_exp``, the one the
+    discrete samplers use) on ``Generator.integers``. The public door to it, for a sampler outside this module
+    that needs an exact :math:`e^{-\gamma}` coin (:func:`dplr.tuning.exponential_mechanism`'s exact sampler)."""
+    gamma = exact(gamma)
+    if gamma < 0:
+        raise ValueError(f"gamma must be >= 0 (a probability e^-gamma), got {float(gamma)!r}.")
+    return _bernoulli_exp(gamma.numerator, gamma.denominator, check_random_state(random_state))
 
 
 def _discrete_laplace(scale: Fraction, rng) -> int:

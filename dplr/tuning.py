@@ -46,7 +46,9 @@ from dplr.algorithms import sensitivity_method_noise, standard_erm
 from dplr.ball import check_rows_in_ball
 from dplr.calibration import (OBJECTIVE_PERTURBATION_RELEASES, certified_gamma,
                               certified_objective_perturbation_calibration, objective_perturbation_calibration)
+from dplr.directed_rounding import exact, round_down
 from dplr.losses import get_loss
+from dplr.mechanisms import bernoulli_exp
 from dplr.release import certified_output, certified_solve_plan, certify_release
 from dplr.solver import fixed_step_descent, fixed_step_plan, solve_on_parts, stopping_tolerance
 from dplr.threads import default_threads, one_blas_thread, thread_map
@@ -62,6 +64,8 @@ __all__ = [
     "TUNING_METHODS",
     "SOLVER_TOL",
     "PrivateTuningResult",
+    "EXPONENTIAL_SAMPLERS",
+    "exponential_coefficient",
     "exponential_mechanism",
     "tuning_split",
     "private_lambda_selection",
@@ -128,14 +132,54 @@ def test_error(coef, X, y):
 test_error.__test__ = False  # a helper, not a pytest test
 
 
-def exponential_mechanism(utilities, epsilon, sensitivity=1.0, random_state=None):
+#: The samplers of :func:`exponential_mechanism`: ``"float"`` (``Generator.choice`` on float64 probabilities; the
+#: default, whose streams the book's records and chapters reproduce) and ``"exact"`` (rejection sampling with exact
+#: coins, pure ε-DP as run).
+EXPONENTIAL_SAMPLERS = ("float", "exact")
+
+
+def exponential_coefficient(epsilon, sensitivity=1.0) -> float:
+    r"""The coefficient :math:`\varepsilon/(2\Delta u)` of the exponential mechanism's logits, rounded *down* to a
+    float64 (:func:`dplr.directed_rounding.round_down`): the largest float64 :math:`\le` the exact quotient of the
+    two float64 inputs, so that the float sampler's logits are no steeper than the proof's. For :math:`\Delta u`
+    a power of two (Algorithm 3's 1) the quotient is a float64 and nothing changes."""
+    return round_down(exact(epsilon) / (2 * exact(sensitivity)))
+
+
+def exponential_mechanism(utilities, epsilon, sensitivity=1.0, random_state=None, sampler="float"):
     r"""Pick index :math:`i` with probability :math:`\propto \exp(\varepsilon u_i / (2\Delta u))`.
 
     The exponential mechanism (McSherry & Talwar, 2007) is ε-DP when changing one record changes
     every utility :math:`u_i` by at most ``sensitivity`` :math:`\Delta u`. In Algorithm 3 the
     utilities are :math:`-z_i` (minus the error counts) with :math:`\Delta u = 1`.
 
-    Returns ``(index, probabilities)``.
+    ``sampler="float"`` (default): logits :math:`c\,u_i` with :math:`c` = :func:`exponential_coefficient` (rounded
+    down), float64 probabilities, ``Generator.choice``. Not pure ε-DP as run: ``choice`` compares a uniform on the
+    grid :math:`2^{-53}\mathbb{Z}` with the float64 cumulative sums, so a candidate whose probability is below
+    about :math:`2^{-53}` is *never* drawn, while on a neighbouring data set (its utility one higher, its probability
+    :math:`e^{\varepsilon/2}` times larger) it may be drawn with probability :math:`2^{-53}`: a ratio of infinity
+    (``tests/test_tuning.py`` exhibits such a pair). It stays the default because the published numbers (paper,
+    thesis, the real-data and selection records, the chapters) were drawn by it: another sampler draws another stream.
+
+    ``sampler="exact"``: rejection sampling in exact arithmetic. With :math:`\varepsilon` and the utilities taken as
+    the exact rationals of their float64 values and :math:`u_{\max} = \max_j u_j`, repeat: propose :math:`I`
+    uniform on :math:`\{0, \dots, m-1\}` (``Generator.integers``), accept it with probability
+    :math:`e^{-\gamma_I}`, :math:`\gamma_i = \varepsilon(u_{\max} - u_i)/(2\Delta u) \ge 0`, a rational,
+    by the exact coin :func:`dplr.mechanisms.bernoulli_exp` (Canonne, Kamath & Steinke 2020, Algorithm 1).
+
+    *Proof that it samples the exponential mechanism exactly.* One round accepts candidate :math:`i` with probability
+    :math:`a_i = \tfrac1m e^{-\gamma_i}` and rejects with :math:`r = 1 - \sum_j a_j`; rounds are independent, so
+    the output is :math:`i` with probability :math:`\sum_{k \ge 0} r^k a_i = a_i / \sum_j a_j
+    = e^{\varepsilon u_i/(2\Delta u)} / \sum_j e^{\varepsilon u_j/(2\Delta u)}` (the factor
+    :math:`e^{-\varepsilon u_{\max}/(2\Delta u)}` cancels). A maximiser has :math:`\gamma = 0`, so
+    :math:`\sum_j a_j \ge 1/m`: :math:`r \le 1 - 1/m < 1`, the loop ends with probability 1 after at most
+    :math:`m` rounds on average. Every step is exact given uniform random integers (the coin is exact for
+    rational :math:`\gamma`, the proposal is numpy's unbiased bounded integers), so the released index has exactly
+    the mechanism's law, and McSherry & Talwar's ratio bound :math:`e^{\varepsilon}` holds for every outcome of the
+    sampler as run -- for the ε whose float64 the caller passed. (As for every sampler here, this assumes the
+    Generator's bits are uniform; a pseudo-random generator's are only indistinguishable from uniform.)
+
+    Returns ``(index, probabilities)``; ``probabilities`` are float64 (rounded, for diagnostics) for both samplers.
     """
     epsilon = check_epsilon(epsilon)
     rng = check_random_state(random_state)
@@ -144,10 +188,19 @@ def exponential_mechanism(utilities, epsilon, sensitivity=1.0, random_state=None
         raise ValueError(f"utilities must be a non-empty 1-D array of finite numbers, got {utilities!r}.")
     if not np.isfinite(sensitivity) or sensitivity <= 0:
         raise ValueError(f"sensitivity must be a positive finite number, got {sensitivity!r}.")
-    logits = epsilon * utilities / (2.0 * sensitivity)
+    if not isinstance(sampler, str) or sampler not in EXPONENTIAL_SAMPLERS:
+        raise ValueError(f"sampler must be one of {EXPONENTIAL_SAMPLERS}, got {sampler!r}.")
+    logits = exponential_coefficient(epsilon, sensitivity) * utilities
     weights = np.exp(logits - logits.max())  # shift for stability; the probabilities are unchanged
     probabilities = weights / weights.sum()
-    return int(rng.choice(utilities.size, p=probabilities)), probabilities
+    if sampler == "float":
+        return int(rng.choice(utilities.size, p=probabilities)), probabilities
+    scale = exact(epsilon) / (2 * exact(sensitivity))
+    top = exact(utilities.max())
+    while True:
+        proposal = int(rng.integers(utilities.size))
+        if bernoulli_exp(scale * (top - exact(utilities[proposal])), rng):
+            return proposal, probabilities
 
 
 def tuning_split(n, m, random_state=None):
@@ -311,9 +364,9 @@ def _p_fewest_errors(z, probabilities):
     return min(1.0, float(np.asarray(probabilities)[z == z.min()].sum()))  # a sum of rounded shares can pass 1
 
 
-def _select(z, epsilon, rng):
+def _select(z, epsilon, rng, sampler="float"):
     """Step 4: the exponential mechanism on the counts ``z``. Returns ``(index, probabilities)``."""
-    return exponential_mechanism(-z.astype(float), epsilon, 1.0, rng)
+    return exponential_mechanism(-z.astype(float), epsilon, 1.0, rng, sampler)
 
 
 def _solve_runs(X, y, lambdas, runs, epsilons, methods, loss, n_jobs, release="certified"):
@@ -330,7 +383,7 @@ def _solve_runs(X, y, lambdas, runs, epsilons, methods, loss, n_jobs, release="c
 
 
 def private_lambda_selection(X, y, lambdas, epsilon, method="objective", loss="logistic", huber_h=0.5,
-                             random_state=None, release="certified"):
+                             random_state=None, release="certified", sampler="float"):
     r"""Algorithm 3 of JMLR 2011: an ε-DP classifier whose λ is chosen privately.
 
     Parameters
@@ -342,19 +395,24 @@ def private_lambda_selection(X, y, lambdas, epsilon, method="objective", loss="l
     loss, huber_h : as in :func:`dplr.algorithms.objective_perturbation`
     random_state : seed or Generator; it draws the split, the noise and the selection
     release : "certified" (default) or "exact_minimiser", Algorithm 2's release (:func:`private_tuning_experiment`)
+    sampler : the exponential mechanism's, :data:`EXPONENTIAL_SAMPLERS`: ``"float"`` (default; the streams the
+        chapters show, and :func:`private_tuning_experiment`'s) or ``"exact"`` (step 4 ε-DP as run, not only over the
+        reals: :func:`exponential_mechanism`)
 
     Returns
     -------
     PrivateTuningResult
     """
     epsilon = check_epsilon(epsilon)
+    if not isinstance(sampler, str) or sampler not in EXPONENTIAL_SAMPLERS:  # before any solve
+        raise ValueError(f"sampler must be one of {EXPONENTIAL_SAMPLERS}, got {sampler!r}.")
     X, y, lambdas = _check_inputs(X, y, lambdas, method, release)
     loss = get_loss(loss, huber_h)
     run = _Run.plan(len(y), len(lambdas), [epsilon], [method], check_random_state(random_state))
     solved = _solve_runs(X, y, lambdas, [run], [epsilon], (method,), loss, 1, release)[0]
     candidates = _candidates(method, epsilon, solved, run, lambdas, loss, X.shape[1])
     z = _error_counts(candidates, X[run.parts[-1]], y[run.parts[-1]])
-    index, probabilities = _select(z, epsilon, run.streams[method][epsilon][-1])
+    index, probabilities = _select(z, epsilon, run.streams[method][epsilon][-1], sampler)
     return PrivateTuningResult(candidates[index].copy(), index, float(lambdas[index]), candidates, z, probabilities)
 
 

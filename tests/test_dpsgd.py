@@ -3,13 +3,15 @@
 The accounting tests need Google's dp-accounting (the optional extra dplr[accounting]) and skip without it,
 each on its own (`make test-oldest` runs without extras); the iteration needs nothing optional.
 """
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
 from dplr.algorithms import calibration_used, standard_erm
 from dplr.datasets.simulated import make_unseparable
-from dplr.dpsgd import (dp_sgd, dpsgd_calibration, dpsgd_epsilon, dpsgd_noise_multiplier, dpsgd_train,
-                        dpsgd_train_with_clipping)
+from dplr.dpsgd import (DPSGD_ROUNDINGS, clip_caps, covered_clip_norm, dp_sgd, dpsgd_calibration, dpsgd_epsilon,
+                        dpsgd_noise_multiplier, dpsgd_train, dpsgd_train_with_clipping, noise_scale)
 from dplr.losses import get_loss
 from dplr.validation import check_training_data
 
@@ -147,3 +149,71 @@ def test_the_clipped_fraction_counts_the_lots_gradients_above_the_clip_norm():
     assert 0.0 < clipped < 1.0
     _, many = dpsgd_train_with_clipping(X, y, clip_norm=0.4, n_draws=3, **args)
     assert many.shape == (3,)
+
+
+# --- float64, covered (rounding="directed") ---------------------------------------------------------------------
+
+def _exact_squared_norms(U):
+    return [sum(Fraction(float(v)) ** 2 for v in row) for row in U]
+
+
+def test_clip_caps_bound_every_clipped_gradient_by_the_clip_norm_exactly():
+    # rows of norm exactly 1 ([0.6, 0.8] is not: its float64 norm rounds), random rows, tiny and subnormal rows; the
+    # old rescaling g / max(1, ||g||/C) in float64 exceeds C (exact rationals) on many of them, the caps never do
+    rng = np.random.default_rng(11)
+    U = rng.standard_normal((300, 5))
+    U /= np.linalg.norm(U, axis=1, keepdims=True)
+    U = np.vstack([U, [[0.6, 0.8, 0, 0, 0]], np.full((1, 5), 1e-160), np.full((1, 5), 5e-324), np.zeros((1, 5))])
+    first = rng.uniform(-3.0, 3.0, len(U))
+    exact_norms = _exact_squared_norms(U)
+    for C in (0.3, 1.0, 0.05):
+        caps = clip_caps(U, C)
+        clipped = np.clip(first, -caps, caps)
+        assert all(Fraction(float(c)) ** 2 * s <= Fraction(C) ** 2 for c, s in zip(clipped, exact_norms))
+        old = first / np.maximum(1.0, np.abs(first) * np.linalg.norm(U, axis=1) / C)
+        assert sum(Fraction(float(c)) ** 2 * s > Fraction(C) ** 2 for c, s in zip(old, exact_norms)) > 10
+        assert np.all(caps[:-4] >= C * (1 - 1e-14))  # the caps cost a few ulps, no more
+
+
+def test_the_float_sum_of_a_lot_exceeds_the_clip_norm_and_the_noise_covers_it():
+    # One step, no noise, every record in the lot, divisor 1: w = -(the float64 sum of the clipped gradients).
+    # Replacing one record by a zero row changes that sum by more than C on many clip norms (the sum of the others
+    # rounds differently with and without it): the accountant's assumption fails for the old noise sigma*C; the
+    # covered clip norm (Higham's bound) is never exceeded.
+    n = 12
+    X1, y1 = np.ones((n, 1)), np.ones(n)
+    X2 = X1.copy()
+    X2[-1] = 0.0
+    beyond = 0
+    for C in np.linspace(0.01, 0.4, 100):
+        for rounding in DPSGD_ROUNDINGS:
+            w1, w2 = (dpsgd_train(Z, y1, 0.0, C, 1.0, 1, 1.0, lot_size=1.0, random_state=0, rounding=rounding)
+                      for Z in (X1, X2))
+            change = Fraction(float(abs(w1 - w2)[0]))
+            beyond += change > Fraction(C)
+            assert change <= covered_clip_norm(C, n, 1)
+    assert beyond > 10
+
+
+def test_the_directed_noise_is_sigma_times_the_covered_clip_norm_rounded_up(monkeypatch):
+    import dplr.dpsgd as module
+    widths = []
+    original = module.IsotropicGaussian.from_sigma
+    monkeypatch.setattr(module.IsotropicGaussian, "from_sigma",
+                        classmethod(lambda cls, dim, sigma: widths.append(sigma) or original(dim, sigma)))
+    for rounding in DPSGD_ROUNDINGS:
+        dpsgd_train(X, Y, 1.3, 0.7, 0.2, 2, 0.5, random_state=0, rounding=rounding)
+    directed, nearest = widths
+    assert directed == noise_scale(1.3, 0.7, *X.shape) > nearest == noise_scale(1.3, 0.7)
+    assert Fraction(directed) >= Fraction(1.3) * Fraction(0.7) * (1 + 2 * len(X) ** 2 * Fraction(1, 2**53))
+    assert directed < nearest * (1 + 1e-10)  # a rounding term: 300 records cost 2e-11 of the noise
+
+
+def test_records_arithmetic_is_reachable_and_differs_only_in_rounding():
+    directed = dpsgd_train(X, Y, 1.0, 0.3, 0.2, 20, 0.5, random_state=4)
+    nearest = dpsgd_train(X, Y, 1.0, 0.3, 0.2, 20, 0.5, random_state=4, rounding="nearest")
+    np.testing.assert_allclose(directed, nearest, rtol=1e-9)
+    with pytest.raises(ValueError, match="rounding"):
+        dpsgd_train(X, Y, 1.0, 0.3, 0.2, 20, 0.5, rounding="up")
+    with pytest.raises(ValueError, match="rounding"):
+        dp_sgd(X, Y, 1.0, 1e-5, 0.2, 20, 0.5, rounding="up")

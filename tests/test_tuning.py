@@ -1,4 +1,7 @@
 """dplr.tuning: the exponential mechanism, Algorithm 3 of JMLR 2011, and the batched experiment runner."""
+import decimal
+from fractions import Fraction
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -6,6 +9,7 @@ from scipy import stats
 
 from dplr.algorithms import objective_perturbation, sensitivity_method, standard_erm
 from dplr.tuning import (
+    exponential_coefficient,
     exponential_mechanism,
     nonprivate_lambda_selection,
     private_lambda_selection,
@@ -60,11 +64,90 @@ def test_exponential_mechanism_draws_follow_the_probabilities():
     assert stats.chisquare(counts, 4000 * p).pvalue > 1e-3
 
 
+def test_exponential_coefficient_is_rounded_down():
+    # eps / (2 * 5) rounded to nearest is above the exact quotient for eps = 1 (0.1's float64 exceeds 1/10): the
+    # first case fails on round-to-nearest; every case must lie at or below the exact rational, within one ulp
+    for epsilon, sensitivity in [(1.0, 5.0), (0.3, 3.0), (2.0, 7.0), (0.7, 1.0), (1e-300, 3.0)]:
+        exact_value = Fraction(epsilon) / (2 * Fraction(sensitivity))
+        coefficient = exponential_coefficient(epsilon, sensitivity)
+        assert Fraction(coefficient) <= exact_value < Fraction(np.nextafter(coefficient, np.inf))
+    assert exponential_coefficient(1.0, 5.0) < 1.0 / (2 * 5.0)  # round-to-nearest's value is one ulp too steep
+
+
+def test_exponential_coefficient_keeps_algorithm_3s_logits():
+    # With sensitivity 1 (Algorithm 3) the rounded-down coefficient is eps/2 exactly, and (eps/2)*u rounds as
+    # (eps*u)/2 did: the records' and chapters' selections are unchanged, bit for bit
+    rng = np.random.default_rng(5)
+    for epsilon in np.r_[rng.uniform(0.01, 10.0, 200), 0.1, 0.3, 1.0, 3.0]:
+        u = -rng.integers(0, 5000, 50).astype(float)
+        np.testing.assert_array_equal(exponential_coefficient(epsilon) * u, epsilon * u / (2.0 * 1.0))
+
+
+class _TopUniform(np.random.Generator):
+    """A Generator whose uniforms are all 1 - 2**-53, the largest ``Generator.random`` can return."""
+
+    def random(self, size=None, dtype=np.float64, out=None):
+        return np.full(() if size is None else size, np.nextafter(1.0, 0.0))
+
+
+def test_float_sampler_never_draws_a_candidate_its_neighbour_can_draw():
+    # Neighbouring utilities (candidate 1's differs by 1 = the sensitivity). At u = -74 its probability
+    # e^-37 < 2^-53 vanishes in the float64 cumulative sum: not even the largest uniform numpy draws selects it, so
+    # its realised probability is 0; at u = -73 (e^-36.5 > 2^-53) that uniform selects it (probability >= 2^-53).
+    # The ratio is infinite: the float sampler is not pure eps-DP as run.
+    assert exponential_mechanism([0.0, -74.0], 1.0, random_state=_TopUniform(np.random.PCG64(0)))[0] == 0
+    assert exponential_mechanism([0.0, -73.0], 1.0, random_state=_TopUniform(np.random.PCG64(0)))[0] == 1
+    # the exact sampler draws no float: only the Generator's uniform integers (its law is tested below)
+    no_floats = _NoFloats(np.random.PCG64(0))
+    assert exponential_mechanism([0.0, -74.0], 1.0, random_state=no_floats, sampler="exact")[0] in (0, 1)
+
+
+class _NoFloats(np.random.Generator):
+    """A Generator whose float samplers raise: an exact sampler may use only its uniform integers."""
+
+    def _refuse(self, *args, **kwargs):
+        raise AssertionError("the exact sampler called a floating-point sampler of the Generator")
+
+    random = choice = uniform = exponential = standard_normal = _refuse
+
+
+def _chi_square_pvalue(draws, probabilities):
+    counts = np.bincount(draws, minlength=len(probabilities))
+    return stats.chisquare(counts, len(draws) * np.asarray(probabilities)).pvalue
+
+
+def test_exact_sampler_draws_the_exponential_mechanism():
+    # Chi-square goodness of fit against the exact probabilities e^{eps u_i / 2} / sum (computed in 60-digit decimal)
+    # at level 1e-3: a correct sampler fails this fixed-seed test with probability 0.001 over seeds (the seed is
+    # fixed, so the outcome is deterministic). The same test rejects a sampler with the wrong coefficient (eps
+    # instead of eps/2), so it can fail.
+    utilities, epsilon, n = [-10.0, -11.0, -12.0, -14.0, -10.0, -13.0], 1.3, 6000
+    exact_p = [decimal.Decimal(epsilon * u / 2).exp() for u in utilities]
+    exact_p = np.array([float(p / sum(exact_p)) for p in exact_p])
+    rng = np.random.default_rng(7)
+    draws = [exponential_mechanism(utilities, epsilon, random_state=rng, sampler="exact")[0] for _ in range(n)]
+    assert _chi_square_pvalue(draws, exact_p) > 1e-3
+    rng = np.random.default_rng(7)
+    wrong = [exponential_mechanism(utilities, 2 * epsilon, random_state=rng, sampler="exact")[0] for _ in range(n)]
+    assert _chi_square_pvalue(wrong, exact_p) < 1e-3
+
+
+def test_exact_sampler_in_algorithm_3():
+    X, y = _data(n=300)
+    exact = private_lambda_selection(X, y, LAMBDAS, 1.0, random_state=3, sampler="exact")
+    floating = private_lambda_selection(X, y, LAMBDAS, 1.0, random_state=3)
+    np.testing.assert_array_equal(exact.candidates, floating.candidates)  # only step 4's draw differs
+    assert exact.index in range(len(LAMBDAS))
+    with pytest.raises(ValueError, match="sampler"):
+        private_lambda_selection(X, y, LAMBDAS, 1.0, random_state=3, sampler="numpy")
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"utilities": [], "epsilon": 1.0}, "non-empty"),
     ({"utilities": [1.0, np.nan], "epsilon": 1.0}, "finite"),
     ({"utilities": [1.0], "epsilon": 0.0}, "epsilon"),
     ({"utilities": [1.0], "epsilon": 1.0, "sensitivity": 0.0}, "sensitivity"),
+    ({"utilities": [1.0], "epsilon": 1.0, "sampler": "choice"}, "sampler"),
 ])
 def test_exponential_mechanism_rejects_bad_input(kwargs, message):
     with pytest.raises(ValueError, match=message):

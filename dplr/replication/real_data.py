@@ -61,8 +61,10 @@ def dpsgd_parameters(config, n):
     # data set lets the accountant's calibration be computed once (any rate is private if it is the one used)
     rate = min(1.0, float(f"{config.lot / n:.2g}"))
     steps = max(1, int(round(config.epochs / rate)))
+    # rounding="nearest": the float64 arithmetic the modern and selection records were drawn with, pinned (the
+    # default "directed" covers the clipping's and the lot sum's rounding, dplr.dpsgd, and draws other bits)
     return {"sampling_rate": rate, "steps": steps, "learning_rate": config.learning_rate,
-            "clip_norm": config.clip_norm, "lam": config.lam}
+            "clip_norm": config.clip_norm, "lam": config.lam, "rounding": "nearest"}
 
 
 def load_data(key, seed=DEFAULT_SEED):

@@ -132,7 +132,7 @@ def _dpsgd_fit(X, y, config, epsilon, random_state, delta, clipped=None):
     calibration = dpsgd_calibration(epsilon, delta, p["sampling_rate"], p["steps"], p["clip_norm"])
     coef, fraction = dpsgd_train_with_clipping(X, y, calibration.noise_multiplier, p["clip_norm"], p["sampling_rate"],
                                                p["steps"], p["learning_rate"], p["lam"], random_state=random_state,
-                                               check_input=False)
+                                               check_input=False, rounding=p["rounding"])  # the record's arithmetic
     if clipped is not None:
         clipped.append(fraction)
     return coef
