@@ -27,8 +27,10 @@ class NeighbouringPair:
     Use :meth:`from_records` to build one from shared records and the two versions of the replaced
     record (it is appended as the last row). Construction checks the paper's assumptions
     (:math:`\lVert x_i\rVert \le 1`, labels in {-1, +1}) and that at most one row differs, and keeps the rows as
-    :func:`dplr.ball.check_rows_in_ball` returns them: a row outside the ball by rounding only is projected, so
-    that every pair lies in the ball exactly; a row outside beyond rounding is refused.
+    :func:`dplr.ball.check_rows_in_ball` returns them: a row outside the ball by rounding only, or on its sphere
+    (within :math:`\gamma_d` of it), is projected and shrunk by a few units of roundoff, so that every pair lies in
+    the ball exactly -- each row's image depends on that row alone, so the shared rows stay shared --; a row outside
+    beyond rounding is refused.
     """
 
     X: np.ndarray
