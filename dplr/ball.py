@@ -35,6 +35,7 @@ import numpy as np
 
 __all__ = [
     "check_rows_in_ball",
+    "check_rows_in_ball_exactly",
     "refuse_rows_outside_ball",
     "project_onto_ball",
     "rows_outside_ball",
@@ -551,6 +552,23 @@ def check_rows_in_ball(X, radius: float = 1.0, *, dtype=None, not_finite: str | 
     factors = np.ones(X.shape[0])
     factors[move] = _radial_factors(squares, move, radius, rule)
     return np.multiply(X, factors[:, None], order="C")  # by 1.0 exactly for the rows inside: bit for bit
+
+
+def check_rows_in_ball_exactly(X, radius: float = 1.0, *, refuse: bool = True):
+    r""":func:`check_rows_in_ball` for the analysis code whose constructions need records exactly where they put them
+    (a record at :math:`\pm e_1`, on the sphere, whose margin sits on a loss' kink): :func:`refuse_rows_outside_ball`
+    (unless ``refuse`` is false: for rows already scaled onto the ball), then each row decided exactly
+    (:func:`rows_outside_ball`): the rows inside the ball are returned bit for bit, the rows outside are brought inside
+    by :func:`project_onto_ball`. Each row's image depends on that row alone, and checking the result again changes
+    nothing. Slower than :func:`check_rows_in_ball` on rows near the sphere (the exact test); the algorithms' input
+    check is that one."""
+    X = refuse_rows_outside_ball(X, radius) if refuse else np.asarray(X, dtype=np.float64)
+    outside = np.flatnonzero(rows_outside_ball(X, radius))
+    if not outside.size:
+        return X
+    X = X.copy()
+    X[outside] = project_onto_ball(X[outside], radius)
+    return X
 
 
 def project_onto_ball(X, radius: float = 1.0):

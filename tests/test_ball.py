@@ -267,3 +267,19 @@ def test_a_shrink_without_gamma_d_fails_these_properties(d, monkeypatch):
     assert check_rows_in_ball(released) is not released  # and not idempotent
     # (k - 1 is not caught by these batteries -- the worst case of every rounding at once is not met by them --: the
     # exact test of the proof's condition above fails it)
+
+
+def test_the_exact_check_keeps_rows_inside_exactly_bit_for_bit():
+    # for the analysis' constructions (a record at e_1 on a loss' kink): inside exactly -> untouched; outside by
+    # rounding -> projected inside; beyond rounding -> refused (unless refuse=False); checking again changes nothing
+    X = np.vstack([np.eye(3), -np.eye(3), [[0.6, 0.8, 0.0]], Normalizer().fit_transform(
+        np.random.default_rng(4).normal(size=(300, 3)))])
+    outside = _outside_exactly(X)
+    assert outside.any() and (~outside).sum() > 6
+    checked = ball.check_rows_in_ball_exactly(X)
+    np.testing.assert_array_equal(checked[~outside], X[~outside])
+    assert not _outside_exactly(checked).any()
+    assert ball.check_rows_in_ball_exactly(checked).tobytes() == checked.tobytes()
+    with pytest.raises(ValueError, match="Euclidean norm > 1"):
+        ball.check_rows_in_ball_exactly(np.array([[0.6, 0.9]]))
+    assert not _outside_exactly(ball.check_rows_in_ball_exactly(np.array([[0.6, 0.9]]), refuse=False)).any()
