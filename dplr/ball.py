@@ -1,37 +1,41 @@
-"""The unit ball: the records' norms decided exactly, rows beyond rounding refused, rows projected onto it.
+r"""The unit ball: rows beyond rounding refused, rows brought inside it, and the norms decided exactly for the tests.
 
 NIPS 2008, Section 2 assumes every record has ``||x_i|| <= 1``; the privacy proofs are void without it, for the float64
-entries as the real numbers they are. This module decides that exactly (:func:`rows_outside_ball`), refuses rows
-outside by more than rounding (:func:`refuse_rows_outside_ball`), projects rows onto the ball
-(:func:`project_onto_ball`), and composes the two for the algorithms' input check (:func:`check_rows_in_ball`).
+entries as the real numbers they are. This module refuses rows outside by more than rounding
+(:func:`refuse_rows_outside_ball`), brings rows into the ball (:func:`project_onto_ball`), composes the two for the
+algorithms' input check (:func:`check_rows_in_ball`), and decides the norms exactly (:func:`rows_outside_ball`: the
+tests' oracle, and the code that must know a row's side of the sphere).
 
-How the norms are decided, fast: a screen on the computed sum of squares certifies most rows inside (or outside);
-the rows it leaves -- after ``sklearn.preprocessing.Normalizer`` that is every row, each within a few ulps of the
-radius -- are decided by a vectorised compensated sum with a proven error bound (``_near_signs``), which leaves
-open only rows within about :math:`10^{-20}` (relative) of the sphere; those are decided by error-free
-transformations and, failing them, by exact fractions (``_exact_excess_sign``). Every decision is exact, so the
-released data are the same numbers as with the exact test alone.
+The checks' rule, one vectorised pass (``_rule`` proves it): each row's sum of squares computed in float64 in any
+order, :math:`\hat s`, is within :math:`\gamma_d S + d\,2^{-1073}` of the true one :math:`S` (Higham, *Accuracy and
+Stability of Numerical Algorithms*, 2002, Sections 3.1 and 4.2). A row whose :math:`\hat s` proves it inside is left
+bit for bit; one whose :math:`\hat s` proves it beyond the refusal's tolerance is refused; every other row -- after
+``sklearn.preprocessing.Normalizer`` that is every row -- is scaled to the sphere by :math:`r / \sqrt{\hat s}` and
+shrunk by :math:`1 - ku`, :math:`k \approx 1.5d + 5` units of roundoff, which provably lands it inside the ball exactly
+*and* past the first screen, so that checking the result again changes nothing. Rows within :math:`\gamma_d` of the
+sphere inside it move by that shrink too (about :math:`10^{-14}` relative for :math:`d = 50`): the price of deciding
+without exact arithmetic. NaN and infinite entries are found in the same pass (``_sums_of_squares``).
 
-How rows are projected, fast (``_project``), with the same numbers as the reference path (``_project_scaled``: each
-row scaled by a power of two for its norm, shrunk by a few ulps at a time and decided exactly again after each shrink):
-the norm numpy computes for the refusal is the one the radial step needs (for rows of moderate entries the scaling
-commutes with every rounding, proved there), the re-checks decide exactly only rows numpy's norm says are inside, and a
-shrink is proved to land inside, with no exact test, when the exact test's own error bound (``_near_signs``) bounds
-the row's excess over :math:`r^2` by less than the shrink removes. On ``Normalizer`` rows (every row within a few ulps
-of the sphere) the exact test then runs once over the data and once over the few rows numpy's norm puts outside.
+The exact test (:func:`rows_outside_ball`): the same screen, then a vectorised compensated sum with a proven error
+bound (``_near_signs``) for the rows near the sphere, which leaves open only rows within about :math:`10^{-20}`
+(relative) of it; those are decided by error-free transformations and, failing them, by exact fractions
+(``_exact_excess_sign``).
 
-(Over 400 lines: the exact test of the norms and its proofs belong beside the checks and the projection that use it.)
+(Over 400 lines: the exact test and its proofs belong beside the checks whose oracle it is.)
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 
 __all__ = [
     "check_rows_in_ball",
+    "check_rows_in_ball_exactly",
     "refuse_rows_outside_ball",
     "project_onto_ball",
     "rows_outside_ball",
@@ -158,9 +162,8 @@ def _exact_excess_sign(rows, radius):
 
 
 def _near_signs(rows, radius):
-    r"""For rows of norm near ``radius`` (in :math:`[2^{-400}, 2^{400}]`): ``(sign, decided, upper)``, the sign of
-    :math:`E = \sum_j x_j^2 - r^2` for the entries as real numbers where ``decided``, vectorised, and a bound
-    ``upper`` :math:`\ge E` (infinite where not decided).
+    r"""For rows of norm near ``radius`` (in :math:`[2^{-400}, 2^{400}]`): ``(sign, decided)``, the sign of
+    :math:`E = \sum_j x_j^2 - r^2` for the entries as real numbers where ``decided``, vectorised.
 
     Let :math:`r < 2^e \le 2r` and :math:`g = 2^{e-26}`. Each entry is split as :math:`x = h + l`, :math:`h` the
     multiple of :math:`g` nearest :math:`x` (:math:`h = \mathrm{fl}(\mathrm{fl}(x + K) - K)`, :math:`K = 1.5 \cdot
@@ -179,18 +182,12 @@ def _near_signs(rows, radius):
     result larger in magnitude than twice that bound has the sign of :math:`E` (the factor two covers
     :math:`1 + \delta` and the rounding of the bound itself; :math:`(d + 3)u < 10^{-3}` is required). The rows left
     open are within about :math:`\gamma_{d+3}\sqrt d\,g` of the sphere (:math:`10^{-20}` relative for :math:`d = 50`),
-    or exactly on it: of these, a row with every :math:`l = 0` (and :math:`r_l = 0`) has :math:`E = D` exactly.
-
-    The bound: with :math:`\hat E` the result and :math:`b` the computed bound (at least :math:`|\theta|`, by its
-    factor two), :math:`E = \hat E/(1 + \delta) - \theta \le \hat E + 2u|\hat E| + b`; ``upper`` is
-    :math:`\mathrm{fl}(\hat E + 8u|\hat E| + 2b)`, whose rounding (at most :math:`2u` of its size) the doubled terms
-    cover."""
+    or exactly on it: of these, a row with every :math:`l = 0` (and :math:`r_l = 0`) has :math:`E = D` exactly."""
     n, d = rows.shape
     sign = np.zeros(n, dtype=int)
     decided = np.zeros(n, dtype=bool)
-    upper = np.full(n, np.inf)
     if n == 0 or (d + 3) * _U >= 1e-3:
-        return sign, decided, upper
+        return sign, decided
     e = math.frexp(radius)[1]
     shift = 1.5 * math.ldexp(1.0, e + 26)
     grid = math.ldexp(1.0, e - 26)
@@ -218,8 +215,7 @@ def _near_signs(rows, radius):
                 ok[open_[~np.any(lo[open_] != 0.0, axis=1)]] = True
             decided[part] = ok
             sign[part] = np.where(ok, np.sign(result), 0).astype(int)
-            upper[part] = np.where(ok, result + (8.0 * _U * np.abs(result) + 2.0 * bound), np.inf)
-    return sign, decided, upper
+    return sign, decided
 
 
 #: :func:`rows_outside_ball` decides this many rows at a time (its work arrays are a few times a chunk's size).
@@ -232,39 +228,31 @@ def _squares(X):
         return np.einsum("ij,ij->i", X, X)
 
 
-def _exactly_outside(X, radius, squares, skip=None, upper=False):
+def _exactly_outside(X, radius, squares):
     r""":func:`rows_outside_ball` for finite rows and a radius in :math:`[2^{-400}, 2^{400}]`, given ``squares``: each
-    row's sum of squares computed in float64, in any order (``_squares``; not taken from ``numpy.linalg.norm``, so that
-    no decision rests on how numpy computes a norm). Rows where ``skip`` is true and the screen does not decide are left ``False``: the caller does
-    not need them.
+    row's sum of squares computed in float64, in any order (``_squares``).
 
     The screen: the computed sum :math:`s` is within :math:`\gamma_d S` of the true one :math:`S` (Higham, *Accuracy
     and Stability of Numerical Algorithms*, 2002, Section 3.1, any order). A square that underflows errs by at most
     :math:`2^{-1075}`: far below the slack of :math:`(d + 1) u r^2` when :math:`r \ge 2^{-400}`, so the screen holds
     for such rows too, both ways: :math:`s > r^2 (1 + 2\gamma_{d+2})` means a true sum above :math:`r^2`, and a square
     that overflows (an entry above :math:`2^{511} > r`) makes a row outside. The rows between are decided by
-    ``_near_signs``, exactly, and the few it leaves open by ``_exact_excess_sign``. With ``upper``, returns
-    ``(outside, bound)``: ``bound`` :math:`\ge \sum_j x_j^2 - r^2` where ``_near_signs`` decided, infinite elsewhere."""
+    ``_near_signs``, exactly, and the few it leaves open by ``_exact_excess_sign``."""
     slack = 2.0 * _gamma(X.shape[1] + 2)
-    bound = np.full(X.shape[0], np.inf) if upper else None
     outside = squares > radius * radius * (1.0 + slack)
     near = ~outside & ~(squares <= radius * radius * (1.0 - slack))
-    if skip is not None:
-        near &= ~skip
     index = np.flatnonzero(near)
     if index.size:
         if index.size >= 0.75 * X.shape[0]:  # cheaper to decide every row than to gather most of them
-            sign, decided, excess = (part[index] for part in _near_signs(X, radius))
+            sign, decided = (part[index] for part in _near_signs(X, radius))
         else:
-            sign, decided, excess = _near_signs(X[index], radius)
+            sign, decided = _near_signs(X[index], radius)
         outside[index[decided]] = sign[decided] > 0
-        if upper:
-            bound[index] = excess
         index = index[~decided]
     for start in range(0, index.size, CHUNK_ROWS):
         chunk = index[start:start + CHUNK_ROWS]
         outside[chunk] = _exact_excess_sign(X[chunk], radius) > 0
-    return (outside, bound) if upper else outside
+    return outside
 
 
 def rows_outside_ball(X, radius: float = 1.0):
@@ -334,258 +322,287 @@ def _check_radius(radius):
     return radius
 
 
-def project_onto_ball(X, radius: float = 1.0):
-    r"""Rows of ``X`` (float64) projected onto the ball of ``radius``: :math:`x \min(1, r/\lVert x\rVert)`.
-
-    Guaranteed exactly: every row of the result has Euclidean norm at most ``radius`` for its float64 entries as real
-    numbers (:func:`rows_outside_ball`), and ``numpy.linalg.norm(result, axis=1) <= radius`` as well (the result is in
-    row-major order, the order that guarantee is checked in; a norm computed otherwise, e.g. of one row with ``dot``,
-    may sum in another order and exceed it by an ulp). The radial step computes each norm on the row scaled by a power
-    of two (exact), so that rows of very large or very small entries neither overflow nor underflow (a row whose
-    entries span more than float64's range of exponents loses its smallest ones to underflow). A row that rounding
-    leaves outside after it is shrunk by a few units of roundoff at a time (factors :math:`1 - 2^{k}u`,
-    :math:`k = 2, 3, \dots`) until it is inside; multiplying by a factor below 1 never lengthens an entry. Each row's
-    image depends on that row alone. Returns a new array; refuses a radius that is not a finite number in
-    :math:`[2^{-400}, 2^{400}]`, and rows that are not finite (no projection makes them meaningful).
-    """
-    radius = _check_radius(radius)
-    X = np.array(X, dtype=np.float64, order="C")
-    if X.size == 0:
-        if not np.all(np.isfinite(X)):
-            raise ValueError(_PROJECT_NOT_FINITE)
-        return X
-    norms = _moderate_norms(X)
-    if norms is None:
-        if not np.all(np.isfinite(X)):
-            raise ValueError(_PROJECT_NOT_FINITE)
-        return _project_scaled(X, radius)
-    return _project(X, radius, norms, None)
+def _row_norms(X):
+    """``numpy.linalg.norm`` of each row; where a row's squares overflow or underflow, the norm of the row scaled by a
+    power of two (exact), scaled back. For the refusal's message, and the refusal at radii beyond ``[2**-400,
+    2**400]``."""
+    with np.errstate(over="ignore", under="ignore"):
+        norms = np.linalg.norm(X, axis=1)
+        bad = np.flatnonzero(~np.isfinite(norms) | (norms < _TINY))
+        bad = bad[np.any(X[bad] != 0.0, axis=1)]  # (a norm below 2**-400 of a row of zeros is right)
+        if bad.size:
+            exponent = np.frexp(np.max(np.abs(X[bad]), axis=1))[1]
+            norms[bad] = np.ldexp(np.linalg.norm(np.ldexp(X[bad], -exponent[:, None]), axis=1), exponent)
+    return norms
 
 
+def _float_below(q):
+    """The largest float64 at most the fraction ``q`` (in float64's normal range)."""
+    x = float(q)  # correctly rounded: Python divides integers to the nearest float
+    return x if Fraction(x) <= q else math.nextafter(x, -math.inf)
+
+
+def _float_above(q):
+    """The smallest float64 at least the fraction ``q`` (in float64's normal range)."""
+    x = float(q)
+    return x if Fraction(x) >= q else math.nextafter(x, math.inf)
+
+
+class _Rule(NamedTuple):
+    """The fast rule's constants for one row length ``d``, radius :math:`r` and refusal tolerance (``_rule``)."""
+
+    inside: float  #: a computed sum of squares at most this: the row is inside the ball exactly
+    refuse: float  #: above this: the row is outside the tolerance exactly (refused)
+    shrink: float  #: :math:`m = 1 - k u`, the shrink after the radial step
+    k: int
+
+
+def _shrink_lands_inside(k, d, radius, inside):
+    r"""Condition :math:`C(k)` of ``_rule``, in exact rational arithmetic: the shrink :math:`1 - ku` brings every
+    scaled row below the screen ``inside`` (and so inside the ball)."""
+    u = Fraction(1, 2 ** 53)
+    gamma = d * u / (1 - d * u)
+    tau, beta = Fraction(d, 2 ** 1073), Fraction(d, 2 ** 1075)
+    r, t = Fraction(radius), Fraction(inside)
+    m = 1 - k * u
+    a2 = m * m * (1 + u) ** 6 / (1 - u) ** 2 * (1 + tau / t) / (1 - gamma)
+    return a2 <= 1 and (1 + gamma) * (a2 * r * r + 3 * r * beta) + tau <= t
+
+
+@functools.lru_cache(maxsize=256)
+def _rule(d, radius, eps):
+    r"""The constants of the fast rule for rows of length ``d`` (at least 1), a radius :math:`r` in :math:`[2^{-400},
+    2^{400}]` and the refusal tolerance :math:`R = r(1 + 4\epsilon)` (:data:`ROUNDING_ULPS`, ``eps`` the input's
+    machine epsilon), each computed once in exact rational arithmetic and rounded in the safe direction.
+
+    Notation: :math:`u = 2^{-53}`, :math:`\gamma_d = du/(1 - du)`, :math:`\tau = d\,2^{-1073}`, :math:`S = \sum_j
+    x_j^2` the true sum of squares of a row, :math:`\hat s` the computed one (``_sums_of_squares``: :math:`|\hat s -
+    S| \le \gamma_d S + \tau`).
+
+    * ``inside`` :math:`= T_{in}`, the largest float64 :math:`\le r^2(1 - \gamma_d) - \tau`. If :math:`\hat s \le
+      T_{in}` then :math:`S(1 - \gamma_d) \le \hat s + \tau \le r^2(1 - \gamma_d)`: :math:`S \le r^2`, the row is
+      inside exactly.
+    * ``refuse`` :math:`= T_{out}`, the smallest float64 :math:`\ge R^2(1 + \gamma_d) + \tau`. If :math:`\hat s >
+      T_{out}` then :math:`S(1 + \gamma_d) \ge \hat s - \tau > R^2(1 + \gamma_d)`: :math:`S > R^2`, the row is outside
+      the tolerance exactly. Conversely a row with :math:`S \le R^2` has :math:`\hat s \le T_{out}` and is never
+      refused; a row with :math:`R^2 < S \le (R^2 (1 + \gamma_d) + \tau)/(1 - \gamma_d)` may be accepted (and
+      projected): the boundary is decided to within :math:`\gamma_d`, deterministically for a given row and
+      summation order.
+    * ``shrink`` :math:`= m = 1 - ku` (exact in float64). A row with :math:`T_{in} < \hat s < \infty` is released as
+      :math:`y_j = \mathrm{fl}(x_j f)`, :math:`f = \mathrm{fl}(\mathrm{fl}(r / \mathrm{fl}(\sqrt{\hat s}))\, m)`.
+      Each operation is correctly rounded with a normal result (:math:`\hat s \ge r^2/2 \ge 2^{-801}`), so
+      :math:`\mathrm{fl}(\sqrt{\hat s}) \ge \sqrt{\hat s}(1 - u)`, :math:`\mathrm{fl}(r/q) \le (r/q)(1 + u)`,
+      :math:`f \le \mathrm{fl}(r/q)\, m (1 + u)` (Higham, 2002, Section 2.2, the standard model), and :math:`|y_j|
+      \le |x_j| f (1 + u) + 2^{-1075}` (a product that underflows errs by half a subnormal step at most). With
+      :math:`S/\hat s \le (1 + \tau/\hat s)/(1 - \gamma_d) < (1 + \tau/T_{in})/(1 - \gamma_d)` and the triangle
+      inequality, :math:`\lVert y\rVert \le A r + \beta`, :math:`\beta = d\,2^{-1075} \ge \sqrt d\, 2^{-1075}`,
+      :math:`A^2 = m^2 (1 + u)^6 (1 - u)^{-2} (1 + \tau/T_{in}) / (1 - \gamma_d)`. The condition :math:`C(k)`:
+      :math:`A \le 1` and :math:`(1 + \gamma_d)(A^2 r^2 + 3 r \beta) + \tau \le T_{in}`. Under it (with :math:`\beta
+      \le r`) :math:`S_y \le (Ar + \beta)^2 \le A^2 r^2 + 3r\beta`, so the computed sum of squares of :math:`y`, in
+      any order, is :math:`\hat s_y \le (1 + \gamma_d) S_y + \tau \le T_{in}`: :math:`y` passes the screen -- it is
+      inside the ball exactly (first point), and checking it again changes nothing (idempotence). :math:`k` is the
+      least integer :math:`\ge 1` with :math:`C(k)` (``_shrink_lands_inside``, exact rationals; :math:`C` holds for
+      every larger :math:`k`): about :math:`1.5d + 5` (the :math:`\gamma_d` of :math:`\hat s`, half of it through
+      the root, and the :math:`\gamma_d` of the screen :math:`y` must pass, plus four roundings), 80 for
+      :math:`d = 50`, about :math:`10^{-14}` relative."""
+    if not d * 2.0 ** -53 < 1e-6:
+        raise ValueError(f"rows of {d} entries are beyond the ball check's error bounds (at most 9e9 entries).")
+    r = Fraction(radius)
+    u = Fraction(1, 2 ** 53)
+    gamma = d * u / (1 - d * u)
+    tau = Fraction(d, 2 ** 1073)
+    inside = _float_below(r * r * (1 - gamma) - tau)
+    tolerance = r * (1 + ROUNDING_ULPS * Fraction(eps))
+    refuse = _float_above(tolerance * tolerance * (1 + gamma) + tau)
+    k = int(1.5 * d) + 1
+    while not _shrink_lands_inside(k, d, radius, inside):
+        k += 1
+    while k > 1 and _shrink_lands_inside(k - 1, d, radius, inside):
+        k -= 1
+    return _Rule(inside, refuse, 1.0 - k * _U, k)
+
+
+def _sums_of_squares(X, not_finite):
+    r"""Each row's computed sum of squares :math:`\hat s` in float64 (``numpy.einsum``, in whatever order and with
+    whatever SIMD, pairwise or fused multiply-add evaluation numpy takes), and the rows whose :math:`\hat s` overflowed;
+    raises ``ValueError(not_finite)`` if an entry is NaN or infinite.
+
+    The bound, for any order: the computation is a tree of :math:`d` products and :math:`d - 1` additions (some
+    possibly fused) of non-negative numbers. Each correctly rounded operation returns its exact result times
+    :math:`1 + \delta`, :math:`|\delta| \le u`, plus :math:`\eta`, :math:`|\eta| \le 2^{-1075}`, non-zero only when the
+    result is subnormal (Higham, 2002, Section 2.1; additions of subnormals are exact). Each square passes through at
+    most :math:`d` operations, so :math:`\hat s = \sum_j x_j^2 (1 + \theta_j) + \eta'` with :math:`|\theta_j| \le
+    \gamma_d` (Higham, 2002, Lemma 3.1 and Section 3.1; Section 4.2 for summation in any order) and :math:`|\eta'| \le
+    (2d - 1)(1 + \gamma_d) 2^{-1075} \le d\,2^{-1073} = \tau`: :math:`|\hat s - S| \le \gamma_d S + \tau`.
+
+    Finiteness, fused: with non-negative terms every partial sum is at most the final one (rounding is monotone), so
+    :math:`\hat s` is finite exactly when no entry is NaN or infinite (:math:`\infty^2`, :math:`\mathrm{NaN}^2` and
+    sums with them are not finite; there is no :math:`\infty - \infty`) and nothing overflowed. Only the rows of
+    non-finite :math:`\hat s` are looked at again, to tell the two apart -- no separate pass over the data.
+
+    The sums are taken over a row-major copy when ``X`` is not row-major: numpy sums a strided row in another order,
+    and a row's image must depend on its entries alone, not on the layout of the array it came in (nor on the other
+    rows: numpy's loop over a row-major row is the same whatever the row's neighbours and alignment)."""
+    X = np.ascontiguousarray(X)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        squares = np.einsum("ij,ij->i", X, X)
+    overflow = np.flatnonzero(~np.isfinite(squares))
+    if overflow.size and not np.all(np.isfinite(X[overflow])):
+        raise ValueError(not_finite)
+    return squares, overflow
+
+
+_NOT_FINITE = ("X holds NaN or infinite values; every record must be a finite vector of norm at most {radius!r}. "
+               "Fix: remove or impute them before fitting.")
 _PROJECT_NOT_FINITE = ("X holds NaN or infinite values, which no projection onto the ball can bound. Fix: remove or "
                        "impute them first.")
 
 
-def _moderate_norms(X):
-    """``numpy.linalg.norm(X, axis=1)`` if every norm is finite and either at least :math:`2^{-400}` or of a row of
-    zeros (then every entry is finite too: an infinite or NaN entry makes its norm so); else ``None``: the callers
-    then take the paths that scale rows by powers of two, which cover every finite row."""
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        norms = np.linalg.norm(X, axis=1)
-    if not np.all(np.isfinite(norms)):
-        return None
-    small = np.flatnonzero(norms < _TINY)
-    if small.size and np.any(X[small] != 0.0):
-        return None
-    return norms
-
-
-def _outside_either_way(rows, radius, norms):
-    """Rows outside exactly (:func:`rows_outside_ball`) or by ``numpy.linalg.norm`` (``norms``, those rows' norms),
-    for finite rows and a radius in :math:`[2^{-400}, 2^{400}]`: the exact test only where numpy's norm does not decide
-    already. Returns ``(outside, upper)``, ``upper`` as ``_exactly_outside`` gives it."""
-    over = norms > radius
-    outside, upper = _exactly_outside(rows, radius, _squares(rows), skip=over, upper=True)
-    return outside | over, upper
-
-
-#: Entries of a row to project whose magnitudes (the non-zero ones) all lie in ``[2**-_MODERATE, 2**_MODERATE]``: the
-#: radial step needs no scaling by a power of two (``_project``).
-_MODERATE = 250
-
-
-def _project(X, radius, norms, outside, excess=None):
-    r""":func:`project_onto_ball` of the finite rows ``X`` (float64), as a new array, for a radius in :math:`[2^{-400},
-    2^{400}]`, given ``norms``, their ``numpy.linalg.norm``, ``outside``, whether each lies outside the ball exactly
-    (``None``: not known; ``False`` is allowed for a row whose numpy norm is above ``radius``, projected either way),
-    and ``excess``, bounds on :math:`\sum_j x_j^2 - r^2` (``None`` or infinite: not known) -- the same numbers as
-    ``_project_scaled``, bit for bit.
-
-    The radial step: ``_project_scaled`` scales a row by :math:`2^{-e}` (:math:`2^{e-1} \le \max_j |x_j| < 2^e`),
-    computes the norm :math:`\hat n_s` of the scaled row, and where :math:`\hat n_s > r 2^{-e}` multiplies the scaled
-    row by :math:`\mathrm{fl}(r / \hat n_s)`. When every non-zero entry has :math:`2^{-250} \le |x_j| \le 2^{250}`
-    (so :math:`|e| \le 251`), every number in that computation is a normal float64 both scaled and unscaled: the
-    scaled entries (at least :math:`2^{-501}`) and the squares of both (at least :math:`2^{-1002}`, at most
-    :math:`2^{502} d`), their partial sums, the norms, :math:`r 2^{-e}` and both quotients (:math:`r \in [2^{-400},
-    2^{400}]`). Scaling a normal float64 by a power of two that keeps it normal commutes with rounding, so every
-    scaled square, partial sum and root is the unscaled one times the power of two: :math:`\hat n_s = \hat n
-    2^{-e}`, the comparison is :math:`\hat n > r`, and :math:`\mathrm{fl}(r/\hat n_s) = \mathrm{fl}(r/\hat n)
-    2^{e}`. The product :math:`\mathrm{fl}((x_j 2^{-e})(q 2^e))` rounds the same real number as
-    :math:`\mathrm{fl}(x_j q)`. So for such rows the step is ``x * fl(r / n)`` with ``n`` the unscaled norm, which
-    the caller has computed already. Other rows take ``_project_scaled``'s step. The test of the entries of the rows to
-    move: the count of entries below :math:`2^{-250}` in magnitude equals the count of zeros, and every norm is at most
-    :math:`2^{249}` (a norm is at least the largest entry, rounded: within a factor :math:`1 + \gamma_{d+1}`). The
-    shrinks that follow are ``_project_scaled``'s, with the same decisions (:func:`rows_outside_ball` is exact, and
-    ``numpy.linalg.norm`` is taken of the same rows): only the test is cheaper, exact only where numpy's norm says
-    inside, skipped for rows the step did not move and that were outside exactly before, and skipped where a bound
-    proves the shrunk row inside.
-
-    That bound: the exact test gives :math:`B \ge E = \sum_j x_j^2 - r^2` (``_near_signs``) for the row before a
-    shrink by :math:`c = 1 - 2^k u` (exact). Each entry of :math:`y = \mathrm{fl}(c x)` has :math:`|y_j| \le c|x_j|(1 +
-    u)` (a result below :math:`2^{-1022}` adds at most :math:`2^{-2044}` to :math:`\lVert y\rVert^2` instead, far
-    below the margin :math:`u r^2/2 \ge 2^{-854}` left below), and :math:`c(1 + u) \le 1 - (2^k - 1)u`, so
-    :math:`\lVert y\rVert^2 \le (1 - (2^k - 1)u)^2 (r^2 + E)`. If :math:`E \le (2^{k+1} - 3) u r^2` this is at most
-    :math:`r^2 (1 - u + 2^{2k} u^2) < r^2 (1 - u/2)` for :math:`k \le 20`: inside exactly. The test applied is
-    :math:`\mathrm{fl}(B) \le \mathrm{fl}(r^2 (2^{k+1} - 4) u)`, whose right side (two roundings) stays below
-    :math:`(2^{k+1} - 3) u r^2`. Numpy's norm of the shrunk row is computed and compared as before. After one
-    shrink (:math:`k = 2`) this proves inside every ``Normalizer`` row outside exactly: their :math:`E` is at most a
-    few :math:`u`."""
-    X = np.asarray(X, dtype=np.float64)
-    step = norms > radius  # ||x|| > r as numpy computes it: the rows the radial step moves
-    stepped = np.flatnonzero(step)
-    rows = X[stepped]
-    if stepped.size and float(norms[stepped].max()) <= 2.0 ** (_MODERATE - 1) and (
-            np.count_nonzero(np.abs(rows) < 2.0 ** -_MODERATE) == np.count_nonzero(rows == 0.0)):
-        odd_rows = np.zeros(0, dtype=np.intp)
-    else:
-        size = np.abs(rows)
-        odd = np.any((size > 2.0 ** _MODERATE) | ((size < 2.0 ** -_MODERATE) & (rows != 0.0)), axis=1)
-        odd_rows, stepped, rows = stepped[odd], stepped[~odd], rows[~odd]
-    projected = np.array(X, order="C")
-    projected[stepped] = rows * (radius / norms[stepped])[:, None]  # the step of the moderate rows
-    if odd_rows.size:  # the scaled step, as _project_scaled takes it
-        rows = X[odd_rows]
-        exponent = np.frexp(np.max(np.abs(rows), axis=1))[1]
-        scaled = np.ldexp(rows, -exponent[:, None])
-        scaled_norms = np.linalg.norm(scaled, axis=1)
-        go = scaled_norms > np.ldexp(radius, -exponent)
-        rows[go] = scaled[go] * (radius / scaled_norms[go])[:, None]
-        projected[odd_rows] = rows
-        step[odd_rows] = go
-    # rows the step left as they were: outside either way still where they were outside exactly or by numpy's norm
-    bound = np.full(X.shape[0], np.inf)
-    if outside is None:
-        still = np.zeros(X.shape[0], dtype=bool)
-        unmoved = np.flatnonzero(~step)
-        still[unmoved], bound[unmoved] = _outside_either_way(X[unmoved], radius, norms[unmoved])
-    else:
-        still = (outside | (norms > radius)) & ~step
-        if excess is not None:
-            bound[:] = excess
-    moved = np.flatnonzero(step)
-    if moved.size:
-        rows = projected[moved]
-        still[moved], bound[moved] = _outside_either_way(rows, radius, np.linalg.norm(rows, axis=1))
-    still, k = np.flatnonzero(still), 2
-    bound = bound[still]
-    while still.size:  # each round shrinks by more than the last; a few rounds cover the rounding of a norm
-        if k > 40:
-            raise RuntimeError("project_onto_ball could not bring a row inside the ball (a bug: please report it).")
-        rows = projected[still] * (1.0 - 2.0 ** k * _U)
-        projected[still] = rows
-        norms_k = np.linalg.norm(rows, axis=1)
-        over = norms_k > radius
-        # inside exactly, proven from the bound on the excess before this shrink (no exact test needed)
-        proven = (bound <= radius * radius * ((2.0 ** (k + 1) - 4.0) * _U)) if k <= 20 else np.zeros(still.size, bool)
-        test = np.flatnonzero(~over & ~proven)
-        outside_k, bound = over, np.full(still.size, np.inf)
-        if test.size:
-            test_rows = rows[test]
-            outside_k[test], bound[test] = _exactly_outside(test_rows, radius, _squares(test_rows), upper=True)
-        keep = np.flatnonzero(outside_k)
-        still, bound, k = still[keep], bound[keep], k + 1
-    return projected
-
-
-def _project_scaled(X, radius):
-    """The projection of :func:`project_onto_ball` for finite rows ``X`` (a C-ordered float64 array, changed in place)
-    of any magnitude: each row scaled by a power of two for its norm, re-checked after every shrink. The reference
-    that ``_project`` computes faster, and the path of rows whose norms over- or underflow."""
-    exponent = np.frexp(np.max(np.abs(X), axis=1))[1]  # the largest entry is f 2**exponent, 1/2 <= f < 1
-    scaled = np.ldexp(X, -exponent[:, None])  # exact: entries below 1, norms at most sqrt(d)
-    norms = np.linalg.norm(scaled, axis=1)
-    with np.errstate(over="ignore"):  # r 2**-e is infinite only for rows of subnormal entries: not outside then
-        outside = norms > np.ldexp(radius, -exponent)  # ||x|| > r, as the unscaled norm would say where it is finite
-    # x r/||x|| as the scaled row times r/||x 2**-e||: the same numbers as the unscaled product where no entry under- or
-    # overflows either way, and right where the unscaled one would overflow
-    X[outside] = scaled[outside] * (radius / norms[outside])[:, None]
-
-    def outside_either_way(rows):  # exactly, or as numpy computes the norm (what a user checks)
-        return rows_outside_ball(rows, radius) | (np.linalg.norm(rows, axis=1) > radius)
-
-    still, k = np.flatnonzero(outside_either_way(X)), 2
-    while still.size:  # each round shrinks by more than the last; a few rounds cover the rounding of a norm
-        if k > 40:
-            raise RuntimeError("project_onto_ball could not bring a row inside the ball (a bug: please report it).")
-        X[still] *= 1.0 - 2.0 ** k * _U
-        still, k = still[outside_either_way(X[still])], k + 1
-    return X
-
-
-def _refuse(X, radius, dtype, to_project=False):
-    r"""The refusal of :func:`refuse_rows_outside_ball`; returns ``(X as float64, computed norms, exactly outside)``.
-    With ``to_project``, rows whose computed norm lies in :math:`(r, r(1 + 4\epsilon)]` are not decided exactly (they
-    are neither refused nor kept as they are: :func:`check_rows_in_ball` projects them) and are marked ``False``; and
-    the last of the four returned, ``excess``, bounds each row's :math:`\sum_j x_j^2 - r^2` from above (infinite where
-    unknown), and is ``None`` unless the norms are ``numpy.linalg.norm``'s, finite and at least :math:`2^{-400}` (else
-    they are those of rows scaled by powers of two, and the projection takes its scaled path)."""
-    radius = _positive_radius(radius)
+def _tolerance(radius, dtype):
+    """``(dtype, eps, r (1 + 4 eps))``: the input's dtype, its machine epsilon (float64's for integers) and the largest
+    norm accepted as rounding."""
     dtype = np.dtype(np.float64 if dtype is None else dtype)
     eps = float(np.finfo(dtype).eps) if np.issubdtype(dtype, np.floating) else float(np.finfo(np.float64).eps)
+    return dtype, eps, radius * (1 + ROUNDING_ULPS * eps)
+
+
+def _refusal(X, too_long, radius, slack, dtype):
+    norms = _row_norms(X[too_long])
+    return ValueError(
+        f"{too_long.size} of {X.shape[0]} rows have Euclidean norm > {radius!r} (largest {float(norms.max())!r}, "
+        f"first at row {too_long[0]}: {float(norms[0])!r}; the bound is {radius!r}, and rows within rounding of the "
+        f"{dtype.name} input, up to {slack!r}, would be accepted). The privacy guarantee of both algorithms assumes "
+        f"||x_i|| <= 1 for every record (NIPS 2008, Section 2). {NORM_FIX}"
+    )
+
+
+def _refuse(X, radius, dtype, not_finite):
+    """The refusal of :func:`refuse_rows_outside_ball`: returns ``(X as float64, squares, rule)``, ``squares`` and
+    ``rule`` ``None`` at a radius outside ``[2**-400, 2**400]`` (decided there by the exact test instead)."""
+    radius = _positive_radius(radius)
+    dtype, eps, slack = _tolerance(radius, dtype)
     X = np.asarray(X, dtype=np.float64)
-    slack = radius * (1 + ROUNDING_ULPS * eps)
-    norms = _moderate_norms(X) if _TINY <= radius <= 1.0 / _TINY and X.size else None
-    excess = None
-    if norms is not None:  # finite rows (an infinite or NaN entry makes its norm so)
-        skip = ((norms > radius) & (norms <= slack)) if to_project else None
-        outside, excess = _exactly_outside(X, radius, _squares(X), skip=skip, upper=True)
-    else:
-        if not np.all(np.isfinite(X)):  # NaN > radius is False: it would pass the test below
-            raise ValueError(f"X holds NaN or infinite values; every record must be a finite vector of norm at most "
-                             f"{radius!r}. Fix: remove or impute them before fitting.")
-        norms = _row_norms(X)
-        outside = rows_outside_ball(X, radius)
-    too_long = np.flatnonzero((norms > slack) & outside)  # a computed norm can also be above the true one
+    not_finite = _NOT_FINITE.format(radius=radius) if not_finite is None else not_finite
+    if not _TINY <= radius <= 1.0 / _TINY:  # rare: the exact test, and numpy's norm for the tolerance
+        if not np.all(np.isfinite(X)):
+            raise ValueError(not_finite)
+        too_long = np.flatnonzero(rows_outside_ball(X, radius))
+        too_long = too_long[_row_norms(X[too_long]) > slack]
+        if too_long.size:
+            raise _refusal(X, too_long, radius, slack, dtype)
+        return X, None, None
+    rule = _rule(max(X.shape[1], 1) if X.ndim == 2 else 1, radius, eps)
+    squares, _ = _sums_of_squares(X, not_finite)
+    # an overflowed sum (entries finite) is refused too: with every |x_j| <= R < 2**401 no square nor partial sum of
+    # fewer than 2**200 of them overflows, so some |x_j| > R, and ||x|| >= |x_j| > R
+    too_long = np.flatnonzero(squares > rule.refuse)
     if too_long.size:
-        largest = float(norms[too_long].max())
-        raise ValueError(
-            f"{too_long.size} of {X.shape[0]} rows have Euclidean norm > {radius!r} (largest {largest!r}, "
-            f"first at row {too_long[0]}: {float(norms[too_long[0]])!r}; the bound is {radius!r}, and rows within "
-            f"rounding of the {dtype.name} input, up to {slack!r}, would be accepted). The privacy guarantee of "
-            f"both algorithms assumes ||x_i|| <= 1 for every record (NIPS 2008, Section 2). {NORM_FIX}"
-        )
-    return X, norms, outside, excess
+        raise _refusal(X, too_long, radius, slack, dtype)
+    return X, squares, rule
 
 
-def refuse_rows_outside_ball(X, radius: float = 1.0, *, dtype=None):
-    r"""Raise ``ValueError`` if a row of ``X`` lies outside the ball of ``radius`` by more than rounding; else return
-    ``X`` as float64, unchanged.
+def refuse_rows_outside_ball(X, radius: float = 1.0, *, dtype=None, not_finite: str | None = None):
+    r"""Raise ``ValueError`` if a row of ``X`` (n, d) lies outside the ball of ``radius`` by more than rounding; else
+    return ``X`` as float64, unchanged.
 
-    The rule: a row is refused when its norm exceeds :math:`r` exactly (:func:`rows_outside_ball`, for the entries as
-    real numbers) *and* its computed norm (``numpy.linalg.norm``) exceeds :math:`r\,(1 + 4\epsilon)`
-    (:data:`ROUNDING_ULPS` = 4, :math:`\epsilon` the machine epsilon of ``dtype``, the dtype the data came in:
-    2.2e-16 for float64, 1.2e-7 for float32; float64's for integers). The rows it accepts may still lie outside by
-    rounding: :func:`check_rows_in_ball` projects those. NaN or infinite entries are refused.
+    The rule: a row is refused when its computed sum of squares :math:`\hat s` proves :math:`\lVert x\rVert > R =
+    r(1 + 4\epsilon)` for the entries as real numbers (:data:`ROUNDING_ULPS` = 4, :math:`\epsilon` the machine epsilon
+    of ``dtype``, the dtype the data came in: 2.2e-16 for float64, 1.2e-7 for float32; float64's for integers): a row
+    of norm at most :math:`R` is never refused, and one beyond it by more than :math:`\gamma_d \approx d \cdot 1.1
+    \times 10^{-16}` (relative) always is (``_rule`` proves both; the boundary is decided to within that, not
+    exactly). The rows it accepts may still lie outside the ball: :func:`check_rows_in_ball` projects those. NaN or
+    infinite entries are refused (message ``not_finite``, if given), checked within the same pass over the data
+    (``_sums_of_squares``). At a radius outside :math:`[2^{-400}, 2^{400}]` the exact test decides
+    (:func:`rows_outside_ball`, with numpy's norm above :math:`R` as well).
     """
-    return _refuse(X, radius, dtype)[0]
+    return _refuse(X, radius, dtype, not_finite)[0]
 
 
-def check_rows_in_ball(X, radius: float = 1.0, *, dtype=None):
+def _radial_factors(squares, rows, radius, rule):
+    """The factors :math:`f = \\mathrm{fl}(\\mathrm{fl}(r / \\mathrm{fl}(\\sqrt{\\hat s}))\\, m)` of ``rows`` (``_rule``
+    proves the rows times them inside the ball and past its screen)."""
+    return (radius / np.sqrt(squares[rows])) * rule.shrink
+
+
+def check_rows_in_ball(X, radius: float = 1.0, *, dtype=None, not_finite: str | None = None):
     r"""Return ``X`` as float64 with every row of norm at most ``radius``, or raise ``ValueError``.
 
-    :func:`refuse_rows_outside_ball`, then :func:`project_onto_ball` of the rows outside by rounding only. The rule: a
-    row whose computed norm is at most :math:`r\,(1 + 4\epsilon)` (:data:`ROUNDING_ULPS` = 4, :math:`\epsilon` the
-    machine epsilon of ``dtype``, the dtype the data came in: 2.2e-16 for float64, 1.2e-7 for float32; float64's for
-    integers) but whose norm exceeds :math:`r` is outside by rounding only -- e.g. a row divided by its own norm, or
-    ``sklearn.preprocessing.Normalizer`` output -- and is projected onto the ball of radius :math:`r` in float64
-    (:func:`project_onto_ball`), so that the proofs' assumption :math:`\lVert x_i\rVert \le r` holds exactly, for the
-    entries as real numbers (:func:`rows_outside_ball` decides it exactly: a computed norm of 1 can hide a true norm
-    above 1), and ``numpy.linalg.norm`` of each row is at most :math:`r` too. A row beyond that computed bound *and*
-    outside exactly is refused: nothing beyond rounding is rescaled silently. The rows inside exactly, with computed
-    norm at most :math:`r`, are returned bit for bit; returns ``X`` itself when no row moves. A row to project at a
-    radius outside :math:`[2^{-400}, 2^{400}]` is refused as :func:`project_onto_ball` refuses it (rescale the data by
-    a public constant instead).
+    :func:`refuse_rows_outside_ball`, then the projection of :func:`project_onto_ball` for the rows not certainly
+    inside, in one pass over the data for the sums of squares and one for the product. A row whose computed sum of
+    squares proves it inside the ball (``_rule``: :math:`\hat s \le r^2(1 - \gamma_d) - \tau`) is returned bit for bit;
+    the others -- rows outside by rounding (a row divided by its own norm, ``sklearn.preprocessing.Normalizer``
+    output) and rows within :math:`\gamma_d` of the sphere inside it, which the sum cannot tell apart -- are scaled to
+    the sphere and shrunk by :math:`1 - ku` (:math:`k \approx 1.5d + 5` units of roundoff, ``_rule``), which lands
+    them inside the ball exactly, for the float64 entries as real numbers (:func:`rows_outside_ball`, the exact test,
+    is the tests' oracle), with ``numpy.linalg.norm`` at most the radius too and past the screen: checking the result
+    again returns it unchanged. A row beyond rounding is refused (:func:`refuse_rows_outside_ball`): nothing beyond
+    rounding is rescaled silently. Returns ``X`` itself when no row moves. At a radius outside :math:`[2^{-400},
+    2^{400}]` a row outside the ball exactly is refused as :func:`project_onto_ball` refuses it (rescale the data by a
+    public constant instead).
     """
-    X, norms, outside, excess = _refuse(X, radius, dtype, to_project=True)
-    move = outside | (norms > radius)  # the second for a user who checks with numpy
-    if not move.any():
+    X, squares, rule = _refuse(X, radius, dtype, not_finite)
+    radius = float(radius)
+    if rule is None:
+        if rows_outside_ball(X, radius).any():
+            _check_radius(radius)
         return X
-    if excess is not None and X.flags.c_contiguous:  # (numpy's norms of the released rows: in row-major order)
-        # rows marked inside here have numpy norms above the radius: moved, or projected whatever their exact side
-        return _project(X, radius, norms, outside, excess)
+    move = np.flatnonzero(squares > rule.inside)
+    if not move.size:
+        return X
+    factors = np.ones(X.shape[0])
+    factors[move] = _radial_factors(squares, move, radius, rule)
+    return np.multiply(X, factors[:, None], order="C")  # by 1.0 exactly for the rows inside: bit for bit
+
+
+def check_rows_in_ball_exactly(X, radius: float = 1.0, *, refuse: bool = True):
+    r""":func:`check_rows_in_ball` for the analysis code whose constructions need records exactly where they put them
+    (a record at :math:`\pm e_1`, on the sphere, whose margin sits on a loss' kink): :func:`refuse_rows_outside_ball`
+    (unless ``refuse`` is false: for rows already scaled onto the ball), then each row decided exactly
+    (:func:`rows_outside_ball`): the rows inside the ball are returned bit for bit, the rows outside are brought inside
+    by :func:`project_onto_ball`. Each row's image depends on that row alone, and checking the result again changes
+    nothing. Slower than :func:`check_rows_in_ball` on rows near the sphere (the exact test); the algorithms' input
+    check is that one."""
+    X = refuse_rows_outside_ball(X, radius) if refuse else np.asarray(X, dtype=np.float64)
+    outside = np.flatnonzero(rows_outside_ball(X, radius))
+    if not outside.size:
+        return X
     X = X.copy()
-    X[move] = project_onto_ball(X[move], radius)
+    X[outside] = project_onto_ball(X[outside], radius)
     return X
+
+
+def project_onto_ball(X, radius: float = 1.0):
+    r"""Rows of ``X`` (n, d) brought into the ball of ``radius``: :math:`x \min(1, r/\lVert x\rVert)`, to a few units
+    of roundoff.
+
+    Guaranteed exactly: every row of the result has Euclidean norm at most ``radius`` for its float64 entries as real
+    numbers (:func:`rows_outside_ball`), ``numpy.linalg.norm(result, axis=1) <= radius`` as well (for any summation
+    order: the proof bounds every order), and projecting the result again changes nothing. The rule (``_rule``
+    proves it): a row whose computed sum of squares :math:`\hat s` proves it inside is returned bit for bit; every
+    other row is multiplied by :math:`\mathrm{fl}(\mathrm{fl}(r / \mathrm{fl}(\sqrt{\hat s}))(1 - ku))`, :math:`k
+    \approx 1.5d + 5` -- the radial step and a shrink by about :math:`1.5 d` units of roundoff (:math:`10^{-14}`
+    relative for :math:`d = 50`), so rows near the sphere but inside it (within :math:`\gamma_d`) move by that shrink
+    too. A row whose sum of squares overflows is first multiplied by a power of two that brings its largest entry to
+    :math:`[2^e, 2^{e+1})`, :math:`r < 2^e` (entries far smaller may underflow). Each row's image depends on that row
+    alone. Returns a new, row-major array; refuses a radius that is not a finite number in :math:`[2^{-400},
+    2^{400}]`, and rows that are not finite (no projection makes them meaningful).
+    """
+    radius = _check_radius(radius)
+    X = np.asarray(X, dtype=np.float64)
+    rule = _rule(max(X.shape[1], 1) if X.ndim == 2 else 1, radius, 0.0)
+    squares, overflow = _sums_of_squares(X, _PROJECT_NOT_FINITE)
+    factors = np.ones(X.shape[0])
+    move = np.flatnonzero(squares > rule.inside)
+    move = move[np.isfinite(squares[move])]
+    factors[move] = _radial_factors(squares, move, radius, rule)
+    projected = np.multiply(X, factors[:, None], order="C")
+    if overflow.size:  # rare: scaled by a power of two (largest entry into [2**e, 2**(e+1)), above r), then as above
+        rows = X[overflow]
+        shift = math.frexp(radius)[1] + 1 - np.frexp(np.max(np.abs(rows), axis=1))[1]
+        rows = np.ldexp(rows, shift[:, None])
+        squares, _ = _sums_of_squares(rows, _PROJECT_NOT_FINITE)  # finite: entries below 2**402, d below 2**200
+        projected[overflow] = rows * _radial_factors(squares, np.arange(rows.shape[0]), radius, rule)[:, None]
+    return projected
 
 
 def uniform_in_ball(rng, shape):

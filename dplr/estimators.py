@@ -75,6 +75,10 @@ _INPUT_HINT = ("dplr estimators need a non-empty, dense, 2-D numeric X (n_sample
                "row of X.")
 
 
+_NOT_FINITE = ("Input X contains NaN or infinite values. The estimators do not impute: remove those rows, or impute "
+               "with a rule that does not depend on the private data, before fitting.")
+
+
 def _logistic_loss(estimator):
     if getattr(estimator.loss, "name", estimator.loss) != "logistic":  # a name or a loss object
         raise AttributeError(
@@ -98,15 +102,19 @@ class _LinearClassifierThroughOrigin(ClassifierMixin, BaseEstimator):
             X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], ensure_all_finite=False)
         except ValueError as err:
             raise ValueError(f"{err} {_INPUT_HINT}") from err
-        if not np.all(np.isfinite(X)):
-            raise ValueError(
-                "Input X contains NaN or infinite values. The estimators do not impute: remove those rows, "
-                "or impute with a rule that does not depend on the private data, before fitting."
-            )
-        check_classification_targets(y)
-        y_signed, classes = encode_binary_labels(y)
         norm_bound = check_positive_finite(self.norm_bound, "norm_bound")
-        X = check_rows_in_ball(X, norm_bound, dtype=X.dtype)  # float64; refuses rows beyond rounding
+        # float64; refuses rows beyond rounding, and NaN or infinite entries in the same pass over X
+        X = check_rows_in_ball(X, norm_bound, dtype=X.dtype, not_finite=_NOT_FINITE)
+        try:
+            y_signed, classes = encode_binary_labels(y)
+        except ValueError:
+            check_classification_targets(y)  # scikit-learn's verdict on the target first, as before
+            raise
+        # scikit-learn's type_of_target calls a 1-D target of two integer, boolean or string values, or of two
+        # finite integral floats, "binary" (its only other questions are about the values): no need to ask it then
+        if not (y.dtype.kind in "iubU" or (y.dtype.kind == "f" and np.all(np.isfinite(classes))
+                                            and np.all(classes == np.round(classes)))):
+            check_classification_targets(y)
         if norm_bound == 1.0:  # X / 1 is X, bit for bit: checked already
             return X, y_signed, classes, norm_bound
         # dividing by R can itself round a norm of exactly R to 1 + 2e-16: project again (float64 rounding only)

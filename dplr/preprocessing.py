@@ -3,7 +3,8 @@ r"""Bringing records into the unit ball, with and without leaking privacy.
 Both algorithms assume :math:`\lVert x_i\rVert \le 1` (NIPS 2008, Section 2). There are two ways
 to get there:
 
-* :func:`clip_to_unit_ball` maps each row on its own: rows inside the ball are unchanged, rows
+* :func:`clip_to_unit_ball` maps each row on its own: rows inside the ball are unchanged (those within
+  :math:`\gamma_d` of its surface are shrunk by a few units of roundoff, :func:`dplr.ball.project_onto_ball`), rows
   outside are projected radially onto its surface. The map does not look at the other records, so
   it is a fixed per-record transformation and the privacy guarantee carries over unchanged.
   Combine it with :func:`scale_by_public_bounds`, which divides each column by a bound that the user
@@ -41,8 +42,8 @@ def clip_to_unit_ball(X, radius: float = 1.0):
     r"""Project each row onto the ball of the given radius: :math:`x \mapsto x \min(1, r/\lVert x\rVert)`.
 
     Data-independent: the image of a row depends on that row alone. Returns a new float64 array in which
-    every row has ``numpy.linalg.norm(row) <= radius`` in floating point, not only in exact arithmetic
-    (:func:`dplr.ball.project_onto_ball`). Sparse input is refused (``TypeError``): convert it with
+    every row has norm at most ``radius`` exactly, for its float64 entries as real numbers, and
+    ``numpy.linalg.norm(row) <= radius`` in floating point (:func:`dplr.ball.project_onto_ball`). Sparse input is refused (``TypeError``): convert it with
     ``X.toarray()``.
     """
     radius = check_positive_finite(radius, "radius")

@@ -207,11 +207,12 @@ def check_training_data(X, y):
         raise ValueError(f"X must be a non-empty 2-D array, got shape {X.shape}.")
     if y.shape != (X.shape[0],):
         raise ValueError(f"X has {X.shape[0]} rows but y has shape {y.shape}.")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X contains NaN or infinite values; remove or impute them (with data-independent rules).")
+    # NaN or infinite entries are refused within the ball check's pass over X (dplr.ball's sums of squares)
+    X = check_rows_in_ball(X, dtype=dtype, not_finite="X contains NaN or infinite values; remove or impute them (with "
+                                                      "data-independent rules).")
     if not np.all(np.abs(y) == 1):
         raise ValueError("y must take values in {-1, +1}; use dplr.validation.encode_binary_labels.")
-    return check_rows_in_ball(X, dtype=dtype), y
+    return X, y
 
 
 def warn_privacy_leak(message: str) -> None:

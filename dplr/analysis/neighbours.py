@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dplr.ball import check_rows_in_ball
+from dplr.ball import check_rows_in_ball_exactly
 
 __all__ = ["NeighbouringPair", "anchored_pair", "l1_tie_breaking_pair"]
 
@@ -27,8 +27,10 @@ class NeighbouringPair:
     Use :meth:`from_records` to build one from shared records and the two versions of the replaced
     record (it is appended as the last row). Construction checks the paper's assumptions
     (:math:`\lVert x_i\rVert \le 1`, labels in {-1, +1}) and that at most one row differs, and keeps the rows as
-    :func:`dplr.ball.check_rows_in_ball` returns them: a row outside the ball by rounding only is projected, so
-    that every pair lies in the ball exactly; a row outside beyond rounding is refused.
+    :func:`dplr.ball.check_rows_in_ball_exactly` returns them: a row inside the ball exactly is kept bit for bit (the
+    constructions put records on the sphere on purpose), a row outside by rounding only is projected, so that every
+    pair lies in the ball exactly -- each row's image depends on that row alone, so the shared rows stay shared --; a
+    row outside beyond rounding is refused.
     """
 
     X: np.ndarray
@@ -47,7 +49,7 @@ class NeighbouringPair:
             raise ValueError("labels must take values in {-1, +1}.")
         # the rows as the proofs need them: inside the unit ball exactly, for their float64 entries as real numbers
         # (a row such as [0.6, 0.8], of norm 1 as computed, lies outside by rounding and is projected)
-        X, Xp = check_rows_in_ball(X), check_rows_in_ball(Xp)
+        X, Xp = check_rows_in_ball_exactly(X), check_rows_in_ball_exactly(Xp)
         arrays = [X, y, Xp, yp]
         differ = np.flatnonzero(np.any(X != Xp, axis=1) | (y != yp))
         if differ.size > 1:

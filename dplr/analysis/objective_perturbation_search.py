@@ -48,7 +48,7 @@ import numpy as np
 from dplr.analysis.neighbours import NeighbouringPair
 from dplr.analysis.privacy_loss import objective_perturbation_privacy_loss
 from dplr.analysis.sensitivity import project_rows
-from dplr.ball import project_onto_ball, uniform_in_ball
+from dplr.ball import check_rows_in_ball_exactly, uniform_in_ball
 from dplr.calibration import OBJECTIVE_PERTURBATION_FORMS, objective_perturbation_calibration
 from dplr.losses import HuberLoss, LogisticLoss, get_loss
 from dplr.threads import one_blas_thread
@@ -435,9 +435,10 @@ def _round_multiplicities(m, n_shared):
 
 
 def _inside_ball(x):
-    """Rows scaled onto the unit ball, then inside it exactly (:func:`dplr.ball.project_onto_ball`)."""
+    """Rows scaled onto the unit ball, then inside it exactly, the rows inside kept bit for bit (the constructions put
+    records on the sphere on purpose: :func:`dplr.ball.check_rows_in_ball_exactly`)."""
     x = project_rows(np.asarray(x, dtype=float))
-    return project_onto_ball(np.atleast_2d(x)).reshape(x.shape)
+    return check_rows_in_ball_exactly(np.atleast_2d(x), refuse=False).reshape(x.shape)
 
 
 def _base_entropy(random_state):

@@ -19,7 +19,7 @@ from scipy import optimize
 from dplr.analysis.neighbours import NeighbouringPair
 from dplr.analysis.privacy_loss import norm_difference, objective_perturbation_privacy_loss
 from dplr.analysis.sensitivity import project_rows
-from dplr.ball import check_rows_in_ball
+from dplr.ball import check_rows_in_ball_exactly
 from dplr.calibration import objective_perturbation_calibration
 from dplr.losses import get_loss
 from dplr.threads import one_blas_thread
@@ -261,7 +261,7 @@ def worst_case_objective_perturbation_privacy_loss(X_shared, y_shared, epsilon, 
     y_shared = np.asarray(y_shared, dtype=float).reshape(-1)
     d = X_shared.shape[1]
     if X_shared.shape[0]:
-        X_shared = check_rows_in_ball(X_shared)
+        X_shared = check_rows_in_ball_exactly(X_shared)
     U_shared = X_shared * y_shared[:, None]
     n = X_shared.shape[0] + 1
     cal = objective_perturbation_calibration(epsilon, n, lam, loss.curvature, loss.lipschitz, form)

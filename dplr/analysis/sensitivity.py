@@ -40,7 +40,7 @@ from scipy.special import expit
 
 from dplr.algorithms import standard_erm
 from dplr.analysis.neighbours import NeighbouringPair, anchored_pair
-from dplr.ball import check_rows_in_ball, uniform_in_ball
+from dplr.ball import check_rows_in_ball_exactly, uniform_in_ball
 from dplr.calibration import sensitivity_bound
 from dplr.losses import get_loss
 from dplr.objective import RegularizedERM
@@ -252,7 +252,7 @@ def adversarial_sensitivity_search(n, d, lam, loss="logistic", huber_h=0.5, X_sh
     fixed = X_shared is not None
     if fixed:
         X_shared = np.asarray(X_shared, dtype=float).reshape(m, d)
-        X_shared = check_rows_in_ball(X_shared)
+        X_shared = check_rows_in_ball_exactly(X_shared)
         U_fixed = X_shared * np.asarray(y_shared, dtype=float).reshape(m)[:, None]
         shared = np.broadcast_to(U_fixed, (k, m, d)).copy()
     else:
