@@ -299,19 +299,6 @@ def rows_outside_ball(X, radius: float = 1.0):
     return outside
 
 
-def _row_norms(X):
-    """``numpy.linalg.norm`` of each row; where a row's squares overflow or underflow, the norm of the row scaled by a
-    power of two (exact), scaled back."""
-    with np.errstate(over="ignore", under="ignore"):
-        norms = np.linalg.norm(X, axis=1)
-        bad = np.flatnonzero(~np.isfinite(norms) | (norms < _TINY))
-        bad = bad[np.any(X[bad] != 0.0, axis=1)]  # (a norm below 2**-400 of a row of zeros is right)
-        if bad.size:
-            exponent = np.frexp(np.max(np.abs(X[bad]), axis=1))[1]
-            norms[bad] = np.ldexp(np.linalg.norm(np.ldexp(X[bad], -exponent[:, None]), axis=1), exponent)
-    return norms
-
-
 def _check_radius(radius):
     """A radius the ball helpers can work with: finite, > 0 and within ``[2**-400, 2**400]``."""
     radius = _positive_radius(radius)
