@@ -414,6 +414,14 @@ def _discrete_laplace(scale: Fraction, rng) -> int:
         return -y if negative else y
 
 
+def _positive_rational(value, name) -> Fraction:
+    """``value`` as the exact rational it is (:func:`dplr.directed_rounding.exact`), if it is > 0, else ``ValueError``."""
+    value = exact(value)
+    if not value > 0:
+        raise ValueError(f"{name} must be a positive rational, got {value!r}.")
+    return value
+
+
 @dataclass(frozen=True)
 class DiscreteLaplace:
     r"""Independent discrete Laplace coordinates on :math:`\mathbb{Z}^d`:
@@ -434,10 +442,7 @@ class DiscreteLaplace:
 
     @classmethod
     def from_scale(cls, dim, scale) -> "DiscreteLaplace":
-        scale = exact(scale)
-        if not scale > 0:
-            raise ValueError(f"scale must be a positive rational, got {scale!r}.")
-        return cls(check_positive_integer(dim, "dim"), scale)
+        return cls(check_positive_integer(dim, "dim"), _positive_rational(scale, "scale"))
 
     def sample(self, size=None, random_state=None) -> np.ndarray:
         """``size=None`` one integer vector ``(dim,)`` (int64), ``k`` draws ``(k, dim)``; coordinates in order."""
@@ -562,10 +567,7 @@ class DiscreteGaussian:
 
     @classmethod
     def from_variance(cls, dim, variance) -> "DiscreteGaussian":
-        variance = exact(variance)
-        if not variance > 0:
-            raise ValueError(f"variance must be a positive rational, got {variance!r}.")
-        return cls(check_positive_integer(dim, "dim"), variance)
+        return cls(check_positive_integer(dim, "dim"), _positive_rational(variance, "variance"))
 
     @classmethod
     def from_sigma(cls, dim, sigma) -> "DiscreteGaussian":
