@@ -84,8 +84,8 @@ __all__ = [
 NEIGHBOURING_RELATIONS = ("replace", "add_remove")
 #: The accountants of ``dp-accounting`` used, privacy-loss distributions and Rényi DP.
 ACCOUNTANTS = ("pld", "rdp")
-#: DP-SGD's float64 arithmetic: ``"directed"`` (clipping provably within :math:`C`, noise covering the lot sum's
-#: rounding; the default) or ``"nearest"`` (the records' arithmetic; module docstring).
+#: The choices of DP-SGD's float64 arithmetic, ``"directed"`` (clipping provably within :math:`C`, noise covering the
+#: lot sum's rounding; the default) or ``"nearest"`` (the records' arithmetic; module docstring).
 DPSGD_ROUNDINGS = ("directed", "nearest")
 
 #: The unit roundoff of float64, :math:`u = 2^{-53}`.

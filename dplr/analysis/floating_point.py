@@ -641,7 +641,7 @@ def certified_release_attack(X, y, X_prime, y_prime, epsilon, lam, n, n_candidat
     witness (:func:`certified_witnesses`) among ``n_candidates`` pre-noise points :math:`\tilde w(D', b')` of the
     neighbour, :math:`b'` drawn by the release's own sampler (so reachable) and :math:`\tilde w` computed as the
     release computes it (:func:`dplr.release.certified_point`, one solve each, as ``n_draws=None`` solves); an output
-    left without one is tried again against points aimed at it (:func:`_aimed_points`: 25 values :math:`b'` the
+    left without one is tried again against points aimed at it (``_aimed_points``: 25 values :math:`b'` the
     sampler can draw, its tail included, chosen so that :math:`\tilde w(D', b')` lies within three noise scales).
 
     An output with a witness is certainly an output :math:`M(D')` can produce (with the 64-bit words of
