@@ -126,8 +126,9 @@ modern-record-check: $(STAMP)
 	print(c('_build/reproduce-modern-check/modern-study.csv.gz', 'book/data/modern_study.csv.gz'), 'rows agree')"
 
 # The record of the chapter on private selection (dplr.replication.real.selection): Algorithm 3, private selection
-# and a data-independent lambda for Algorithms 1 and 2 on Adult and KDDCup99 and for DP-SGD on Adult, 10 repeats
-# (about an hour on two cores), written to book/data/selection_study.csv.gz (selection-record), or its first
+# and a data-independent lambda for Algorithms 1 and 2 on Adult and KDDCup99, for DP-SGD on Adult, and for the
+# Gaussian contenders (all three on Adult, output perturbation and AMP on KDDCup99), 10 repeats
+# (about 80 minutes on two cores), written to book/data/selection_study.csv.gz (selection-record), or its first
 # SELECTION_REPEATS repeats recomputed and compared with the stored ones (selection-record-check).
 selection-record: $(STAMP)
 	$(PY) -m dplr reproduce selection --out _build/reproduce-selection --workers 1

@@ -130,6 +130,40 @@ def test_the_comparison_rule_tests_every_contrast_at_every_epsilon_with_holm():
                                   table)
 
 
+def test_the_gaussian_contenders_are_a_holm_family_of_their_own_that_leaves_the_first_family_unchanged():
+    # the Gaussian contenders joined after the first family's verdicts were read: their rows must not change the
+    # first family's adjusted p-values or verdicts, and their own contrasts are Holm-corrected among themselves
+    from dplr.replication.real import selection as study
+    rng = np.random.default_rng(2)
+    rows = []
+    for eps in (0.1, 1.0):
+        for r in range(10):
+            base = 0.2 + 0.01 * rng.standard_normal()
+            for contender, method in study.ARMS:
+                shift = 0.03 * (method == "algorithm3") if contender in study.GAUSSIAN_CONTENDERS else 0.0
+                rows.append({"contender": contender, "method": method, "epsilon": eps, "repeat": r,
+                             "error": base + shift + 0.01 * rng.standard_normal()})
+    rows = pd.DataFrame(rows)
+    original = rows[rows.contender.isin(study.ORIGINAL_CONTENDERS)]
+    first = selection_comparisons(original)
+    pd.testing.assert_frame_equal(selection_comparisons(rows), first)  # the new rows change nothing
+    assert set(first.contender) == set(study.ORIGINAL_CONTENDERS)
+    added = selection_comparisons(rows, contrasts=study.GAUSSIAN_CONTRASTS)
+    assert len(added) == 2 * len(study.GAUSSIAN_CONTENDERS) and set(added.contender) == set(study.GAUSSIAN_CONTENDERS)
+    assert (added.contrast == "selection - algorithm3").all()
+    from dplr.replication.statistics import holm
+    np.testing.assert_allclose(added.p_holm, holm(added.p.to_numpy()))  # corrected over its own 6 rows only
+    # a shift of 0.03 against an sd of 0.014 per difference, n = 10: t ≈ 6.7 (p ≈ 1e-5 per contrast), fixed seed
+    assert (added.verdict == "selection better").any()
+    # no Gaussian arm on a data set (KDDCup99): an empty block, the first family's rows as they were
+    per_data = selection_comparisons(pd.concat([rows.assign(data="adult"), original.assign(data="kdd")]),
+                                     contrasts=study.GAUSSIAN_CONTRASTS)
+    assert set(per_data.data) == {"adult"}
+    assert not {("gaussian_output", "rule"), ("gaussian_objective", "rule"), ("amp", "rule")} & set(study.ARMS)
+    with pytest.raises(ValueError, match="Holm families"):
+        selection_comparisons(rows, contrasts=study.CONTRASTS + study.GAUSSIAN_CONTRASTS)
+
+
 def test_the_audit_refutes_a_selection_that_forgets_its_cost_and_not_the_correct_one():
     from dplr.analysis import broken
     from dplr.analysis.audit import audit

@@ -400,7 +400,9 @@ def _modern_figure(study, target, out):
 def _selection_figure(results, out):
     rows, _, _, _, _, chance = results
     points = selection_study.selection_points(rows)
-    comparisons = selection_study.selection_comparisons(rows)
+    comparisons = pd.concat([selection_study.selection_comparisons(rows, contrasts=family)  # each its own family
+                             for family in (selection_study.CONTRASTS, selection_study.GAUSSIAN_CONTRASTS)],
+                            ignore_index=True)
     first = comparisons.assign(method=comparisons.contrast.str.split(" - ").str[0]).drop(columns="repeats")
     table = points.merge(first, on=["data", "contender", "method", "epsilon"], how="left",
                          suffixes=("", "_difference"))

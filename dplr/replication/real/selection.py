@@ -1,21 +1,30 @@
 r"""Tuning that does not waste the data: private selection against Algorithm 3 on Adult and KDDCup99, at equal total
 privacy.
 
-Three **contenders** (private learners) and up to three **tuners** each, every release private in total at the
+Six **contenders** (private learners) and up to three **tuners** each, every release private in total at the
 study's ε, tested on the data set's test set (logistic loss); :data:`STUDY_ARMS` says which arms run on which data
-set (on KDDCup99 Algorithms 1 and 2's, :data:`KDD_ARMS`):
+set (on KDDCup99 all but DP-SGD's and Gaussian objective perturbation's, :data:`KDD_ARMS`):
 
 * contenders: ``"objective"`` (Algorithm 2, :func:`dplr.algorithms.objective_perturbation`, dplr's default release)
   and ``"sensitivity"`` (Algorithm 1, :func:`dplr.algorithms.sensitivity_method`, its default release at
   ``tol`` = :data:`SENSITIVITY_TOL`), both ε-DP over :data:`GRID`; ``"dpsgd"`` (:func:`dplr.dpsgd.dp_sgd`), (ε, δ)-DP
-  with δ = :data:`DELTA`, over :data:`DPSGD_GRID` (clipping norm × lot size × λ, 5 epochs);
+  with δ = :data:`DELTA`, over :data:`DPSGD_GRID` (clipping norm × lot size × λ, 5 epochs); and, added after the
+  first record was analysed, the (ε, δ) Gaussian contenders of the modern study (:data:`GAUSSIAN_CONTENDERS`):
+  ``"gaussian_output"`` (:func:`dplr.algorithms.gaussian_output_perturbation`, certified at ``tol`` =
+  :data:`SENSITIVITY_TOL`), ``"gaussian_objective"`` (:func:`dplr.algorithms.gaussian_objective_perturbation`) and
+  ``"amp"`` (:func:`dplr.algorithms.approximate_minima_perturbation`), each at δ = :data:`DELTA` in its default
+  release, over :data:`GRID`, on Adult; on KDDCup99 Gaussian output perturbation and AMP only (Gaussian objective
+  perturbation's default solver tolerance γ = 1/n², 6.25e-10 at n = 40,000, cannot be certified in float64 at
+  λ = 1e-6 there, and its default release refuses it);
 * ``"algorithm3"``: JMLR 2011's Algorithm 3 (:func:`dplr.tuning.private_tuning_experiment` for Algorithm 2,
-  :func:`dplr.tuning.private_tuning_with` for the others): each candidate trains on one part of
+  :func:`dplr.tuning.private_tuning_with` for the others, the (ε, δ) ones at δ = :data:`DELTA`: the parts are
+  disjoint and the exponential mechanism is ε-DP, so the release is (ε, δ)-DP): each candidate trains on one part of
   ``len(candidates) + 1``;
 * ``"selection"``: Liu & Talwar's random stopping (:func:`dplr.selection.private_selection`), each run on the whole
-  training set, γ = :data:`STOP_PROBABILITY`, score share :data:`SCORE_SHARE`; for DP-SGD with ``delta`` = δ, each
-  run at :func:`dplr.selection.run_budget` (the book's (ε, δ) proposition), and the fraction of clipped per-example
-  gradients of the released run is recorded (``clipped``, a diagnostic);
+  training set, γ = :data:`STOP_PROBABILITY`, score share :data:`SCORE_SHARE`; for the (ε, δ) contenders (DP-SGD and
+  the Gaussian ones) with ``delta`` = δ, each
+  run at :func:`dplr.selection.run_budget` (the book's (ε, δ) proposition), and for DP-SGD the fraction of clipped
+  per-example gradients of the released run is recorded (``clipped``, a diagnostic);
 * ``"rule"`` (Algorithms 1 and 2 only): one fit at the whole ε with the data-independent λ
   (:func:`dplr.selection.data_independent_lambda`), no tuning.
 
@@ -28,14 +37,20 @@ capped by its floor; the real-data study's grid (:data:`dplr.replication.real_da
 Algorithm 3's as published.
 
 **The comparison rule, fixed before any run** (:func:`selection_comparisons`): at every ε of :data:`EPSILONS`, the
-per-repeat differences of test errors of :data:`CONTRASTS` -- for each contender, selection − algorithm3,
+per-repeat differences of test errors of :data:`CONTRASTS` -- for each of the first three contenders
+(:data:`ORIGINAL_CONTENDERS`), selection − algorithm3,
 rule − algorithm3 and rule − selection, where both exist (7 contrasts) -- get a two-sided paired t-test and a 95%
 t-interval (:func:`dplr.replication.statistics.paired_t_test`); the p-values of all of them on one data set (7
 contrasts × 4 ε on Adult) are Holm-corrected at family-wise level :data:`ALPHA` = 0.05. Each data set is its own
-family: KDDCup99 joined after Adult's record was analysed, and Adult's family, hence its verdicts, stay as they were. A contrast "supports" a difference only when its
+family: KDDCup99 joined after Adult's record was analysed, and Adult's family, hence its verdicts, stay as they were.
+**Added later** (after the first record's verdicts were read): the Gaussian contenders' contrasts,
+:data:`GAUSSIAN_CONTRASTS` (selection − algorithm3 for each, at every ε), the same test, are a Holm family of their
+own per data set (3 contrasts × 4 ε on Adult, 2 × 4 on KDDCup99), so the first family's adjusted p-values and
+verdicts are unchanged (``selection_comparisons(rows, contrasts=GAUSSIAN_CONTRASTS)``). A contrast "supports" a
+difference only when its
 Holm-adjusted p-value is below :data:`ALPHA`; the sign of the mean says which is better. Contenders are not compared
 with each other (DP-SGD's δ makes its privacy differ). The repeats are paired by index only (each arm draws from its
-own stream), which the paired test allows.
+own stream), which the paired test allows. Contenders are not compared across families either.
 
 Streams: :func:`dplr.replication.seeding.task_stream` keyed by ("selection-study", data, arm, ε) -- for Algorithm 3
 its repeats spawn from that stream in order, for the others repeat ``r`` adds ``r`` to the key -- so repeat ``r``
@@ -50,7 +65,8 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from dplr.algorithms import objective_perturbation, sensitivity_method
+from dplr.algorithms import (approximate_minima_perturbation, gaussian_objective_perturbation,
+                             gaussian_output_perturbation, objective_perturbation, sensitivity_method)
 from dplr.dpsgd import dpsgd_calibration, dpsgd_train_with_clipping
 from dplr.replication import record
 from dplr.replication.real_data import DEFAULT_SEED, DELTA, DPSGDConfig, dpsgd_parameters, study_data
@@ -61,7 +77,8 @@ from dplr.tuning import private_tuning_experiment, private_tuning_with, test_err
 
 __all__ = ["GRID", "DPSGD_CLIP_NORMS", "DPSGD_LOTS", "DPSGD_LAMBDAS", "DPSGD_EPOCHS", "DPSGD_STEP", "DPSGD_GRID",
            "DELTA", "SENSITIVITY_TOL", "EPSILONS", "STOP_PROBABILITY", "SCORE_SHARE", "ALPHA", "CONTENDERS", "ARMS",
-           "METHODS", "CONTRASTS", "KDD_ARMS", "STUDY_ARMS", "DEFAULT_REPEATS", "FORMAT", "run_selection_study",
+           "METHODS", "CONTRASTS", "ORIGINAL_CONTENDERS", "GAUSSIAN_CONTENDERS",
+           "GAUSSIAN_CONTRASTS", "KDD_ARMS", "STUDY_ARMS", "DEFAULT_REPEATS", "FORMAT", "run_selection_study",
            "wall_seconds_key", "selection_points",
            "selection_comparisons", "write_selection_record", "read_selection_record", "check_against_record",
            "compare_selection_records", "merge_selection_records"]
@@ -89,18 +106,30 @@ EPSILONS = (0.1, 0.3, 1.0, 3.0)
 STOP_PROBABILITY = 0.1  # γ: ten runs expected
 SCORE_SHARE = 0.1  # the share of each run's ε spent on its noisy training error
 ALPHA = 0.05
-CONTENDERS = ("objective", "sensitivity", "dpsgd")
+#: The contenders of the rule fixed before the first runs (:data:`CONTRASTS`)
+ORIGINAL_CONTENDERS = ("objective", "sensitivity", "dpsgd")
+#: The (ε, δ) Gaussian contenders of the modern study, added after the first record was analysed (their own Holm
+#: family, :data:`GAUSSIAN_CONTRASTS`): :func:`dplr.algorithms.gaussian_output_perturbation`,
+#: :func:`dplr.algorithms.gaussian_objective_perturbation` and :func:`dplr.algorithms.approximate_minima_perturbation`
+GAUSSIAN_CONTENDERS = ("gaussian_output", "gaussian_objective", "amp")
+CONTENDERS = ORIGINAL_CONTENDERS + GAUSSIAN_CONTENDERS
 METHODS = ("algorithm3", "selection", "rule")
-#: (contender, tuner) pairs the study runs; DP-SGD has no data-independent rule (C and the lot are not λ)
-ARMS = tuple((c, m) for c in CONTENDERS for m in METHODS if (c, m) != ("dpsgd", "rule"))
-#: (contender, first, second): the differences first − second the rule tests, every contender against itself
-CONTRASTS = tuple((c, first, second) for c in CONTENDERS
+#: (contender, tuner) pairs the study runs; DP-SGD and the Gaussian contenders have no data-independent rule
+#: (:func:`dplr.selection.data_independent_lambda` covers Algorithms 1 and 2 only)
+ARMS = tuple((c, m) for c in CONTENDERS for m in METHODS if m != "rule" or c in ("objective", "sensitivity"))
+#: (contender, first, second): the differences first − second the rule fixed before the first runs tests, every
+#: original contender against itself
+CONTRASTS = tuple((c, first, second) for c in ORIGINAL_CONTENDERS
                   for first, second in (("selection", "algorithm3"), ("rule", "algorithm3"), ("rule", "selection"))
                   if (c, first) in ARMS and (c, second) in ARMS)
+#: The Gaussian contenders' contrasts (selection − algorithm3), a Holm family of their own per data set
+GAUSSIAN_CONTRASTS = tuple((c, "selection", "algorithm3") for c in GAUSSIAN_CONTENDERS)
 #: The arms run on KDDCup99 (:func:`dplr.replication.real_data.load_data` ``("kdd")``, the real-data study's sample):
-#: Algorithms 1 and 2's. DP-SGD's are left out for their cost: its private selection makes about ten DP-SGD runs of 5
-#: epochs per release, and at ten repeats and four ε it did not fit the time the record was written in
-KDD_ARMS = tuple(arm for arm in ARMS if arm[0] != "dpsgd")
+#: Algorithms 1 and 2's, Gaussian output perturbation's and AMP's. DP-SGD's are left out for their cost: its private
+#: selection makes about ten DP-SGD runs of 5 epochs per release, and at ten repeats and four ε it did not fit the time
+#: the record was written in. Of the Gaussian contenders, added later, Gaussian objective perturbation is left out:
+#: its default release refuses λ = 1e-6 on the whole of KDDCup99 (module docstring)
+KDD_ARMS = tuple(arm for arm in ARMS if arm[0] in ("objective", "sensitivity", "gaussian_output", "amp"))
 #: The data sets of the study and the arms run on each (``python -m dplr reproduce selection`` runs them all)
 STUDY_ARMS = {"adult": ARMS, "kdd": KDD_ARMS}
 DEFAULT_REPEATS = 10
@@ -143,8 +172,32 @@ def _sensitivity_fit(X, y, lam, epsilon, random_state):
     return sensitivity_method(X, y, epsilon, lam, random_state=random_state, check_input=False, tol=SENSITIVITY_TOL)
 
 
-def _fit_of(contender):
-    return {"objective": None, "sensitivity": _sensitivity_fit, "dpsgd": partial(_dpsgd_fit, delta=DELTA)}[contender]
+_GAUSSIAN_LEARNERS = {"gaussian_output": gaussian_output_perturbation,
+                      "gaussian_objective": gaussian_objective_perturbation,
+                      "amp": approximate_minima_perturbation}
+
+
+def _gaussian_fit(X, y, lam, epsilon, random_state, delta, contender):
+    """A Gaussian contender (:data:`GAUSSIAN_CONTENDERS`) at (ε, δ) and λ, in its default release; output
+    perturbation certified at ``tol`` = :data:`SENSITIVITY_TOL` (its default, 1e-8, cannot be certified at λ = 1e-6,
+    as for Algorithm 1)."""
+    options = {"tol": SENSITIVITY_TOL} if contender == "gaussian_output" else {}
+    return _GAUSSIAN_LEARNERS[contender](X, y, epsilon, delta, lam, random_state=random_state, check_input=False,
+                                         **options)
+
+
+def _fit_of(contender, delta=DELTA):
+    """The contender's ``fit(X, y, candidate, epsilon, random_state)``, at δ = ``delta`` for the (ε, δ) ones
+    (``delta=None``: the (ε, δ) ones take δ as a last argument, as :func:`dplr.selection.private_selection` passes
+    it)."""
+    if contender in _GAUSSIAN_LEARNERS:
+        fit = partial(_gaussian_fit, contender=contender)
+    else:
+        fit = {"objective": None, "sensitivity": _sensitivity_fit, "dpsgd": _dpsgd_fit}[contender]
+    return partial(fit, delta=delta) if delta is not None and contender in _DELTA_CONTENDERS else fit
+
+
+_DELTA_CONTENDERS = ("dpsgd",) + GAUSSIAN_CONTENDERS
 
 
 def _candidates(contender):
@@ -178,6 +231,9 @@ def _run_arm(contender, method, X, y, X_test, y_test, eps, n_repeats, stream_of)
             out = private_selection(X, y, DPSGD_GRID, eps, STOP_PROBABILITY, SCORE_SHARE,
                                     fit=partial(_dpsgd_fit, clipped=fractions), random_state=stream, delta=DELTA)
             clipped = fractions[int(np.argmax(out.scores))]
+        elif method == "selection" and contender in GAUSSIAN_CONTENDERS:
+            out = private_selection(X, y, GRID, eps, STOP_PROBABILITY, SCORE_SHARE, fit=_fit_of(contender, None),
+                                    random_state=stream, delta=DELTA)
         elif method == "selection":
             out = private_selection(X, y, GRID, eps, STOP_PROBABILITY, SCORE_SHARE, fit=_fit_of(contender),
                                     random_state=stream)
@@ -232,21 +288,32 @@ def selection_points(rows, level=0.95):
     return pd.DataFrame(out)
 
 
-def selection_comparisons(rows, level=0.95, alpha=ALPHA):
-    """The fixed rule of the module docstring: one row per contrast of :data:`CONTRASTS` and ε with the mean
+def selection_comparisons(rows, level=0.95, alpha=ALPHA, contrasts=CONTRASTS):
+    """The fixed rule of the module docstring: one row per contrast of ``contrasts`` and ε with the mean
     difference (first − second), its t-interval, p, Holm-adjusted p (over all rows of its data set: each data set
     is one family) and the verdict. A contrast is tested at the ε where both its arms ran (a record may hold an arm
-    at fewer ε). With a ``data`` column, one block of rows per data set (column ``data``), in the record's order."""
+    at fewer ε). With a ``data`` column, one block of rows per data set (column ``data``), in the record's order.
+
+    ``contrasts`` is the family: :data:`CONTRASTS` (the default), the rule fixed before the first runs, or
+    :data:`GAUSSIAN_CONTRASTS`, the Gaussian contenders' family added later; a family is never mixed with another,
+    so adding one leaves the other's Holm-adjusted p-values and verdicts as they were."""
+    if contrasts not in (CONTRASTS, GAUSSIAN_CONTRASTS):
+        raise ValueError("contrasts must be CONTRASTS or GAUSSIAN_CONTRASTS (the study's Holm families): a family "
+                         "fixed after seeing the results would not be the study's rule.")
     if "data" in rows:
-        return pd.concat([_comparisons(group, level, alpha).assign(data=key)
+        return pd.concat([_comparisons(group, level, alpha, contrasts).assign(data=key)
                           for key, group in rows.groupby("data", sort=False)], ignore_index=True)
-    return _comparisons(rows, level, alpha)
+    return _comparisons(rows, level, alpha, contrasts)
 
 
-def _comparisons(rows, level, alpha):
+_COMPARISON_COLUMNS = ("contender", "contrast", "epsilon", "mean_difference", "ci_low", "ci_high", "p", "repeats",
+                       "p_holm", "verdict")
+
+
+def _comparisons(rows, level, alpha, contrasts):
     wide = rows.pivot_table(index=["epsilon", "repeat"], columns=["contender", "method"], values="error")
     out = []
-    for contender, first, second in CONTRASTS:
+    for contender, first, second in contrasts:
         if (contender, first) not in wide or (contender, second) not in wide:
             continue
         for eps, group in wide.groupby(level="epsilon", sort=True):
@@ -257,6 +324,8 @@ def _comparisons(rows, level, alpha):
             out.append({"contender": contender, "contrast": f"{first} - {second}", "epsilon": eps,
                         "mean_difference": float(diff.mean()), "ci_low": low, "ci_high": high, "p": p,
                         "repeats": diff.size})
+    if not out:  # no arm of the family on this data set
+        return pd.DataFrame(columns=list(_COMPARISON_COLUMNS))
     table = pd.DataFrame(out)
     table["p_holm"] = holm(table["p"].to_numpy())
     first = table.contrast.str.split(" - ").str[0]
