@@ -283,19 +283,7 @@ class IsotropicGaussian:
         the root is bracketed by doubling and found by Brent's method (relative tolerance 1e-12), then rounded up
         until the condition holds as computed.
         """
-        delta = float(delta)
-        if not 0.0 < delta < 1.0:
-            raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
-        if self.delta(distance, 0.0) <= delta:
-            return 0.0
-        high = 1.0
-        while self.delta(distance, high) > delta:
-            high *= 2.0
-        root = optimize.brentq(lambda e: self.delta(distance, e) - delta, 0.0, high, xtol=1e-300, rtol=1e-12)
-        while self.delta(distance, root) > delta:
-            root = np.nextafter(root, np.inf) if root > 0 else 1e-300
-            root *= 1.0 + 1e-12
-        return float(root)
+        return _profile_epsilon(lambda e: self.delta(distance, e), delta)
 
 
 @dataclass(frozen=True)
@@ -412,6 +400,25 @@ def _discrete_laplace(scale: Fraction, rng) -> int:
         if negative and y == 0:
             continue
         return -y if negative else y
+
+
+def _profile_epsilon(delta_at, delta) -> float:
+    r"""The smallest :math:`\varepsilon \ge 0` with ``delta_at(ε)`` :math:`\le` ``delta``, for a privacy profile
+    ``delta_at`` decreasing in ε: bracketed by doubling, found by Brent's method (relative tolerance 1e-12), then
+    rounded up until the condition holds as computed (the safe direction: the ε returned is never below the root)."""
+    delta = float(delta)
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
+    if delta_at(0.0) <= delta:
+        return 0.0
+    high = 1.0
+    while delta_at(high) > delta:
+        high *= 2.0
+    root = optimize.brentq(lambda e: delta_at(e) - delta, 0.0, high, xtol=1e-300, rtol=1e-12)
+    while delta_at(root) > delta:
+        root = np.nextafter(root, np.inf) if root > 0 else 1e-300
+        root *= 1.0 + 1e-12
+    return float(root)
 
 
 def _positive_rational(value, name) -> Fraction:
@@ -634,16 +641,9 @@ class DiscreteGaussian:
         return max(self._tail(a - m / 2) - math.exp(float(epsilon)) * self._tail(a + m / 2), 0.0)
 
     def epsilon(self, shift, delta) -> float:
-        r"""The inverse of :meth:`delta`: the smallest ε ≥ 0 with :math:`\delta(\varepsilon) \le` ``delta`` (Brent's method)."""
-        delta = float(delta)
-        if not 0.0 < delta < 1.0:
-            raise ValueError(f"delta must lie in (0, 1), got {delta!r}.")
-        if self.delta(shift, 0.0) <= delta:
-            return 0.0
-        high = 1.0
-        while self.delta(shift, high) > delta:
-            high *= 2.0
-        return float(optimize.brentq(lambda e: self.delta(shift, e) - delta, 0.0, high, xtol=1e-14, rtol=1e-12))
+        r"""The inverse of :meth:`delta`: the smallest ε ≥ 0 with :math:`\delta(\varepsilon) \le` ``delta``, rounded up
+        until it holds as computed (``_profile_epsilon``, as :meth:`IsotropicGaussian.epsilon`)."""
+        return _profile_epsilon(lambda e: self.delta(shift, e), delta)
 
 
 @dataclass(frozen=True)
